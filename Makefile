@@ -1,0 +1,29 @@
+# hub — make targets. `make demo` runs a delegation end to end; `make test` runs every test.
+GO      ?= go
+BIN     := bin/hub
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/hub-agents/hub/hub/cli.Version=$(VERSION)
+
+.PHONY: build test demo bench lint faults clean
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/hub
+
+## test: install what the tests need when missing, then run them all.
+test:
+	./scripts/test.sh
+
+## demo: one delegation end to end on a sample repo; needs no key and no network.
+demo: build
+	./$(BIN) demo
+
+## bench: run the benchmarks and rewrite docs/benchmarks.md.
+bench: build
+	$(GO) run ./bench/cmd/benchreport -out docs/benchmarks.md
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin

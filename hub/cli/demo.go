@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+var errDaemonGone = errors.New("the hub daemon went away; run the command again (it restarts the daemon)")
+
+func newDemoCmd(ios *IO) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run one delegation end to end on a sample repo (no key, no network)",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runDemo(cmd.Context(), ios, dir)
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "where to make the sample repo (default: a new temp dir)")
+	return cmd
+}
+
+const demoGreet = `#!/bin/sh
+# greet prints a greeting for its first argument.
+name=${1:-world}
+echo "Helo, $name"
+`
+
+const demoTest = `#!/bin/sh
+# The check the supervisor hands hub: it must pass on the commit the worker leaves.
+out=$(sh greet.sh world)
+[ "$out" = "Hello, world" ] || { echo "FAIL: got '$out', want 'Hello, world'"; exit 1; }
+echo "ok"
+`
+
+// demoWorker is the exec worker: it reports progress, fixes the bug,
+// checks and commits, the way an agent would.
+const demoWorker = `hub progress "reading greet.sh"
+sed -i 's/Helo,/Hello,/' greet.sh
+hub progress "fixed the typo; running the test"
+sh test.sh
+git add greet.sh
+git -c user.name=demo-worker -c user.email=worker@localhost commit -q -m "Fix the greeting typo"
+echo "Fixed the typo in greet.sh (Helo -> Hello); test.sh passes."`
+
+func runDemo(ctx context.Context, ios *IO, dir string) error {
+	var err error
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "hub-demo-"); err != nil {
+			return err
+		}
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+		return &usageError{fmt.Errorf("%s is already a git repo; pass an empty --dir", dir)}
+	}
+	for name, body := range map[string]string{"greet.sh": demoGreet, "test.sh": demoTest} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
+			return err
+		}
+	}
+	if _, err := gitx.Git(ctx, dir, "init", "-q", "-b", "main"); err != nil {
+		return err
+	}
+	if _, _, err := gitx.CommitAll(ctx, dir, "A greeting with a typo", gitx.Identity{Name: "demo", Email: "demo@localhost"}); err != nil {
+		return err
+	}
+	ios.printf("sample repo: %s (greet.sh prints \"Helo\"; test.sh wants \"Hello\")\n", dir)
+
+	p := protocol.StartParams{Task: "Fix the greeting typo in greet.sh so that test.sh passes.", Repo: dir,
+		Engine: "exec", Exec: demoWorker, Verify: "sh test.sh", DefinitionOfDone: "sh test.sh passes on the commit"}
+	var started protocol.StartResult
+	if err := callDaemon(ctx, protocol.MethodJobStart, p, &started); err != nil {
+		return err
+	}
+	ios.printf("started %s on branch %s (engine %s)\n", started.ID, started.Branch, started.Engine)
+	t0 := time.Now()
+	if err := watch(ctx, ios, []string{started.ID}); err != nil {
+		return err
+	}
+	var res protocol.ResultResult
+	if err := callDaemon(ctx, protocol.MethodJobResult, protocol.ResultParams{ID: started.ID}, &res); err != nil {
+		return err
+	}
+	ios.printf("\n%s\n\n", res.Summary)
+	ios.printf("delegated, verified and committed in %s. Look at the work:\n  git -C %s log --oneline main..%s\n  hub result %s --evidence\n",
+		time.Since(t0).Round(time.Millisecond), dir, started.Branch, started.ID)
+	if res.State != protocol.StateSucceeded {
+		return withCode(ExitJobFail, fmt.Errorf("the demo job ended %s", res.State))
+	}
+	return nil
+}

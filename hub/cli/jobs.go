@@ -1,0 +1,433 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hub-agents/hub/hub/job"
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+type startOptions struct {
+	protocol.StartParams
+	maxUSD  float64
+	timeout time.Duration
+	files   []string
+}
+
+func newStartCmd(ios *IO) *cobra.Command {
+	o := &startOptions{}
+	cmd := &cobra.Command{
+		Use:   "start --repo DIR --task TEXT [flags]",
+		Short: "Start a job; prints its id at once",
+		Args:  exactArgs(0, "no arguments (use --task)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("max-usd") {
+				o.MaxUSD = &o.maxUSD
+			}
+			if o.timeout < 0 {
+				return &usageError{fmt.Errorf("--timeout must not be negative")}
+			}
+			o.TimeoutS = int(o.timeout.Round(time.Second) / time.Second)
+			if o.timeout > 0 && o.TimeoutS == 0 {
+				o.TimeoutS = 1
+			}
+			o.Files = o.files
+			return runStart(cmd, ios, o.StartParams)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Repo, "repo", "", "git checkout the job works on (default: the current directory's)")
+	f.StringVar(&o.Cwd, "cwd", "", "directory a read job runs in when it has no repo")
+	f.StringVar(&o.Task, "task", "", "what the worker should do")
+	f.StringVar(&o.Kind, "kind", "", "write (default: a branch hub/<id>) or read (an answer, no branch)")
+	f.StringVar(&o.Engine, "engine", "", "engine to run (default auto)")
+	f.StringVar(&o.Exec, "exec", "", "shell command the exec engine runs as the worker")
+	f.StringVar(&o.Verify, "verify", "", "shell command run on the head commit in a clean checkout")
+	f.StringVar(&o.Base, "base", "", "revision to start from (default HEAD)")
+	f.Float64Var(&o.maxUSD, "max-usd", 0, "budget reserved before work (default from config)")
+	f.DurationVar(&o.timeout, "timeout", 0, "hard run timeout, e.g. 30m (default 30m)")
+	f.StringVar(&o.Isolation, "isolation", "", "worktree (default), sandbox, isolated or untrusted")
+	f.StringVar(&o.DefinitionOfDone, "done", "", "definition of done")
+	f.StringVar(&o.Model, "model", "", "model for engines that take one")
+	f.StringVar(&o.Profile, "profile", "", "model profile")
+	f.StringVar(&o.Effort, "effort", "", "effort hint for the engine")
+	f.IntVar(&o.MaxTurns, "max-turns", 0, "turn limit for agent engines")
+	f.IntVar(&o.AskTimeoutS, "ask-timeout", 0, "seconds a question waits for a reply (default 600)")
+	f.IntVar(&o.StallTimeoutS, "stall-timeout", 0, "seconds of silence before a worker counts as stalled (default 600)")
+	f.StringSliceVar(&o.files, "file", nil, "file the worker should look at first (repeatable)")
+	return cmd
+}
+
+// absPaths makes repo and cwd absolute against the caller's directory.
+func absPaths(p *protocol.StartParams) error {
+	if p.Repo == "" && p.Cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		p.Repo = wd
+	}
+	for _, s := range []*string{&p.Repo, &p.Cwd} {
+		if *s != "" && !filepath.IsAbs(*s) {
+			a, err := filepath.Abs(*s)
+			if err != nil {
+				return err
+			}
+			*s = a
+		}
+	}
+	return nil
+}
+
+func runStart(cmd *cobra.Command, ios *IO, p protocol.StartParams) error {
+	if err := absPaths(&p); err != nil {
+		return err
+	}
+	var res protocol.StartResult
+	if err := callDaemon(cmd.Context(), protocol.MethodJobStart, p, &res); err != nil {
+		return err
+	}
+	if ios.JSON {
+		return ios.printJSON(res)
+	}
+	ios.printf("%s\n", res.ID)
+	where := res.Branch
+	if where == "" {
+		where = "no branch (read)"
+	}
+	fmt.Fprintf(ios.ErrOut, "%s %s · %s · %s · %s\n", res.ID, res.State, res.Engine, where, res.Isolation)
+	return nil
+}
+
+func newStartManyCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "start-many FILE",
+		Short: "Start the jobs of a JSON file ({\"jobs\":[…]} or […]; - for stdin)",
+		Args:  exactArgs(1, "a file of jobs"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var b []byte
+			var err error
+			if args[0] == "-" {
+				b, err = readAll(ios.In)
+			} else {
+				b, err = os.ReadFile(args[0])
+			}
+			if err != nil {
+				return err
+			}
+			var p protocol.StartManyParams
+			if t := strings.TrimSpace(string(b)); strings.HasPrefix(t, "[") {
+				err = json.Unmarshal(b, &p.Jobs)
+			} else {
+				err = json.Unmarshal(b, &p)
+			}
+			if err != nil {
+				return &usageError{fmt.Errorf("%s is not a JSON list of jobs: %v", args[0], err)}
+			}
+			for i := range p.Jobs {
+				if err := absPaths(&p.Jobs[i]); err != nil {
+					return err
+				}
+			}
+			var res protocol.StartManyResult
+			if err := callDaemon(cmd.Context(), protocol.MethodStartMany, p, &res); err != nil {
+				return err
+			}
+			if ios.JSON {
+				return ios.printJSON(res)
+			}
+			failed := 0
+			for i, r := range res.Results {
+				if r.Error != nil {
+					failed++
+					ios.printf("#%d refused: %s", i+1, r.Error.Message)
+					if r.Error.Hint != "" {
+						ios.printf(" (%s)", r.Error.Hint)
+					}
+					ios.printf("\n")
+					continue
+				}
+				ios.printf("%s %s · %s\n", r.ID, r.State, r.Engine)
+			}
+			if failed > 0 {
+				return withCode(ExitError, fmt.Errorf("%d of %d jobs refused", failed, len(res.Results)))
+			}
+			return nil
+		},
+	}
+}
+
+type waitOptions struct {
+	any     bool
+	timeout time.Duration
+	since   int64
+}
+
+func newWaitCmd(ios *IO) *cobra.Command {
+	o := &waitOptions{}
+	cmd := &cobra.Command{
+		Use:   "wait ID...",
+		Short: "Wait until the jobs end or ask a question",
+		Args:  minArgs(1, "one or more job ids"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var res protocol.WaitResult
+			p := protocol.WaitParams{IDs: args, Any: o.any, TimeoutS: o.timeout.Seconds(), Since: o.since}
+			if err := callDaemon(cmd.Context(), protocol.MethodJobWait, p, &res); err != nil {
+				return err
+			}
+			if ios.JSON {
+				if err := ios.printJSON(res); err != nil {
+					return err
+				}
+			} else {
+				for _, st := range res.Jobs {
+					ios.printf("%s\n", job.Line(st))
+				}
+				for _, id := range res.Unknown {
+					ios.printf("%s unknown\n", id)
+				}
+				ios.printf("cursor %d\n", res.Cursor)
+			}
+			return waitExit(res)
+		},
+	}
+	cmd.Flags().BoolVar(&o.any, "any", false, "return when the first job is ready")
+	cmd.Flags().DurationVar(&o.timeout, "timeout", 300*time.Second, "give up after this long")
+	cmd.Flags().Int64Var(&o.since, "since", 0, "cursor from an earlier wait: only newer questions count")
+	return cmd
+}
+
+func waitExit(res protocol.WaitResult) error {
+	if !res.Done {
+		return withCode(ExitTimeout, nil)
+	}
+	for _, st := range res.Jobs {
+		if st.State.Terminal() && st.State != protocol.StateSucceeded {
+			return withCode(ExitJobFail, nil)
+		}
+	}
+	return nil
+}
+
+func newStatusCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status ID",
+		Short: "Show a job in one line",
+		Args:  exactArgs(1, "a job id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var st protocol.JobStatus
+			if err := callDaemon(cmd.Context(), protocol.MethodJobStatus, protocol.IDParams{ID: args[0]}, &st); err != nil {
+				return err
+			}
+			if ios.JSON {
+				return ios.printJSON(st)
+			}
+			ios.printf("%s\n", job.Line(st))
+			if st.Question != nil {
+				ios.printf("question %s: %s\n", st.Question.ID, st.Question.Text)
+			}
+			return nil
+		},
+	}
+}
+
+func newResultCmd(ios *IO) *cobra.Command {
+	var p protocol.ResultParams
+	cmd := &cobra.Command{
+		Use:   "result ID",
+		Short: "Show a job's result: the summary, --full text or --evidence JSON",
+		Args:  exactArgs(1, "a job id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p.ID = args[0]
+			var res protocol.ResultResult
+			if err := callDaemon(cmd.Context(), protocol.MethodJobResult, p, &res); err != nil {
+				return err
+			}
+			switch {
+			case p.Evidence && res.Evidence == nil:
+				return withCode(ExitError, fmt.Errorf("job %s has no evidence yet: it is %s", res.ID, res.State))
+			case p.Evidence:
+				if err := ios.printJSON(res.Evidence); err != nil {
+					return err
+				}
+			case ios.JSON:
+				if err := ios.printJSON(res); err != nil {
+					return err
+				}
+			case p.Full:
+				ios.printf("%s\n", strings.TrimRight(res.Full, "\n"))
+			default:
+				ios.printf("%s\n", res.Summary)
+			}
+			if res.State.Terminal() && res.State != protocol.StateSucceeded {
+				return withCode(ExitJobFail, nil)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&p.Full, "full", false, "the full text")
+	cmd.Flags().BoolVar(&p.Evidence, "evidence", false, "the evidence JSON")
+	return cmd
+}
+
+func newReplyCmd(ios *IO) *cobra.Command {
+	var qid string
+	cmd := &cobra.Command{
+		Use:   "reply ID MESSAGE",
+		Short: "Answer a worker's pending question",
+		Args:  exactArgs(2, "a job id and the answer"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var res protocol.ReplyResult
+			if err := callDaemon(cmd.Context(), protocol.MethodJobReply, protocol.ReplyParams{ID: args[0], QuestionID: qid, Text: args[1]}, &res); err != nil {
+				return err
+			}
+			if ios.JSON {
+				return ios.printJSON(res)
+			}
+			ios.printf("answered %s of %s\n", res.QuestionID, res.ID)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&qid, "question", "", "question id (default: the pending one)")
+	return cmd
+}
+
+func newSteerCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "steer ID MESSAGE",
+		Short: "Redirect a running worker",
+		Args:  exactArgs(2, "a job id and the message"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var res protocol.SteerResult
+			if err := callDaemon(cmd.Context(), protocol.MethodJobSteer, protocol.SteerParams{ID: args[0], Text: args[1]}, &res); err != nil {
+				return err
+			}
+			if ios.JSON {
+				return ios.printJSON(res)
+			}
+			ios.printf("queued for %s; it reaches the worker at its next progress report\n", res.ID)
+			return nil
+		},
+	}
+}
+
+func newStopCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "stop ID",
+		Short: "Stop a job; its work so far is committed",
+		Args:  exactArgs(1, "a job id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var st protocol.JobStatus
+			if err := callDaemon(cmd.Context(), protocol.MethodJobStop, protocol.IDParams{ID: args[0]}, &st); err != nil {
+				return err
+			}
+			if ios.JSON {
+				return ios.printJSON(st)
+			}
+			ios.printf("%s\n", job.Line(st))
+			return nil
+		},
+	}
+}
+
+func newCleanupCmd(ios *IO) *cobra.Command {
+	var p protocol.CleanupParams
+	cmd := &cobra.Command{
+		Use:   "cleanup ID",
+		Short: "Remove an ended job's worktree (the branch stays unless --delete-branch)",
+		Args:  exactArgs(1, "a job id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p.ID = args[0]
+			var res protocol.CleanupResult
+			if err := callDaemon(cmd.Context(), protocol.MethodJobCleanup, p, &res); err != nil {
+				return err
+			}
+			if ios.JSON {
+				return ios.printJSON(res)
+			}
+			ios.printf("%s: worktree removed %v, branch %s deleted %v\n", res.ID, res.WorktreeRemoved, res.Branch, res.BranchDeleted)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&p.DeleteBranch, "delete-branch", false, "also delete the branch hub/<id>")
+	return cmd
+}
+
+func newJobsCmd(ios *IO) *cobra.Command {
+	var p protocol.ListParams
+	var states []string
+	cmd := &cobra.Command{
+		Use:   "jobs",
+		Short: "List jobs, newest first",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, s := range states {
+				p.States = append(p.States, protocol.State(s))
+			}
+			var res protocol.ListResult
+			if err := callDaemon(cmd.Context(), protocol.MethodJobList, p, &res); err != nil {
+				return err
+			}
+			if ios.JSON {
+				return ios.printJSON(res)
+			}
+			for _, st := range res.Jobs {
+				ios.printf("%s  %s\n", job.Line(st), st.Task)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringSliceVar(&states, "state", nil, "only jobs in these states")
+	cmd.Flags().IntVar(&p.Limit, "limit", 50, "at most this many")
+	return cmd
+}
+
+func newEnginesCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "engines",
+		Short: "List engines, what they can enforce, and this month's spend",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var res protocol.EnginesResult
+			if err := callDaemon(cmd.Context(), protocol.MethodEngineList, struct{}{}, &res); err != nil {
+				return err
+			}
+			if ios.JSON {
+				return ios.printJSON(res)
+			}
+			for _, e := range res.Engines {
+				avail := "available"
+				if !e.Available {
+					avail = "unavailable: " + e.Reason
+				}
+				ios.printf("%-10s %s · isolation %s · read-only %v · pays %s\n", e.Name, avail,
+					strings.Join(e.Capabilities.Isolation, ","), e.Capabilities.ReadOnly, e.Capabilities.Pays)
+			}
+			ios.printf("%s: $%.2f spent, $%.2f reserved of $%.2f · %d/%d running · %d queued\n",
+				res.Month, res.SpentUSD, res.ReservedUSD, res.MonthlyCapUSD, res.Running, res.MaxRunning, res.Queued)
+			return nil
+		},
+	}
+}
+
+func newVersionCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print hub's version",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if ios.JSON {
+				return ios.printJSON(map[string]string{"version": Version, "protocol": protocol.Version})
+			}
+			ios.printf("hub %s (protocol %s)\n", Version, protocol.Version)
+			return nil
+		},
+	}
+}

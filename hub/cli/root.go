@@ -1,0 +1,170 @@
+// Package cli is hub's command line: every command is an options struct and
+// a run function, output goes through one IO value (text for people, --json
+// for machines), errors go to stderr with a hint, and exit codes are mapped
+// in one place. It holds no business logic: it calls the daemon.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/sourcegraph/jsonrpc2"
+	"github.com/spf13/cobra"
+
+	"github.com/hub-agents/hub/hub/client"
+	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
+)
+
+// Version is hub's version, set at build time with -ldflags "-X ...cli.Version=...".
+var Version = "0.1.0-dev"
+
+// Exit codes, documented in docs/cli.md.
+const (
+	ExitOK       = 0 // success
+	ExitError    = 1 // the command failed (refused start, daemon error, …)
+	ExitUsage    = 2 // bad flags or arguments
+	ExitJobFail  = 3 // a job ended without succeeding
+	ExitTimeout  = 4 // wait returned before the jobs ended; ask got no answer in time
+	ExitNotFound = 5 // unknown job id
+)
+
+// exitError carries an exit code up to Main.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func withCode(code int, err error) error { return &exitError{code: code, err: err} }
+
+// IO is where commands read and write.
+type IO struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	JSON   bool
+}
+
+// printJSON writes v as indented JSON.
+func (s *IO) printJSON(v any) error {
+	enc := json.NewEncoder(s.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func (s *IO) printf(format string, args ...any) { fmt.Fprintf(s.Out, format, args...) }
+
+// Main runs the CLI and returns the exit code.
+func Main(args []string) int {
+	ios := &IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := NewRoot(ios)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	return report(ios, err)
+}
+
+// report prints err with its hint and maps it to an exit code.
+func report(ios *IO, err error) int {
+	code := ExitError
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+		err = ee.err
+		if err == nil {
+			return code
+		}
+	}
+	var je *jsonrpc2.Error
+	if errors.As(err, &je) {
+		if je.Code == protocol.CodeNotFound {
+			code = ExitNotFound
+		}
+		fmt.Fprintf(ios.ErrOut, "hub: %s\n", je.Message)
+		if h := rpc.HintOf(err); h != "" {
+			fmt.Fprintf(ios.ErrOut, "hint: %s\n", h)
+		}
+		return code
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		code = ExitUsage
+	}
+	fmt.Fprintf(ios.ErrOut, "hub: %v\n", err)
+	return code
+}
+
+type usageError struct{ error }
+
+// NewRoot builds the command tree.
+func NewRoot(ios *IO) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "hub",
+		Short:         "hub delegates bounded coding tasks to worker agents, each in its own git worktree",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(ios.Out)
+	root.SetErr(ios.ErrOut)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &usageError{fmt.Errorf("%v (see hub %s --help)", err, c.Name())}
+	})
+	root.PersistentFlags().BoolVar(&ios.JSON, "json", false, "print JSON for machines")
+	root.AddCommand(
+		newStartCmd(ios), newStartManyCmd(ios), newWaitCmd(ios), newStatusCmd(ios), newResultCmd(ios),
+		newReplyCmd(ios), newSteerCmd(ios), newStopCmd(ios), newCleanupCmd(ios), newJobsCmd(ios),
+		newEnginesCmd(ios), newWatchCmd(ios), newServeCmd(ios), newMCPCmd(ios), newShimCmd(ios),
+		newAskCmd(ios), newProgressCmd(ios), newStatuslineCmd(ios), newDemoCmd(ios), newVersionCmd(ios),
+	)
+	return root
+}
+
+// connect reaches the daemon, starting it when none answers.
+func connect(ctx context.Context, h rpc.Handler) (*client.Client, error) {
+	paths, err := config.Resolve()
+	if err != nil {
+		return nil, err
+	}
+	return client.Connect(ctx, paths, client.Options{AutoStart: true, ClientName: "hub-cli", Handler: h})
+}
+
+// callDaemon connects, makes one call and closes.
+func callDaemon(ctx context.Context, method string, params, result any) error {
+	c, err := connect(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Call(ctx, method, params, result)
+}
+
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return &usageError{fmt.Errorf("%s needs %s (see hub %s --help)", cmd.Name(), what, cmd.Name())}
+		}
+		return nil
+	}
+}
+
+func minArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return &usageError{fmt.Errorf("%s needs %s (see hub %s --help)", cmd.Name(), what, cmd.Name())}
+		}
+		return nil
+	}
+}

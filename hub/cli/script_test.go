@@ -1,0 +1,41 @@
+package cli_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/hub-agents/hub/hub/internal/hubtest"
+)
+
+// TestScripts runs the CLI's behaviour as testscript scripts against the
+// real hub binary: a daemon per script in its own HUB_HOME, real git, real
+// exec jobs. Each script's $WORK is its HOME too.
+func TestScripts(t *testing.T) {
+	bin := hubtest.MustBinary(t)
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			home := filepath.Join(env.WorkDir, ".hub")
+			env.Setenv("HUB_HOME", home)
+			env.Setenv("HOME", env.WorkDir)
+			env.Setenv("XDG_CONFIG_HOME", filepath.Join(env.WorkDir, ".config"))
+			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			env.Setenv("GIT_AUTHOR_NAME", "test")
+			env.Setenv("GIT_AUTHOR_EMAIL", "test@localhost")
+			env.Setenv("GIT_COMMITTER_NAME", "test")
+			env.Setenv("GIT_COMMITTER_EMAIL", "test@localhost")
+			env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+env.Getenv("PATH"))
+			env.Defer(func() { stopDaemon(home) })
+			return nil
+		},
+	})
+}
+
+// stopDaemon ends the script's daemon and shims, so none outlives the test.
+func stopDaemon(home string) {
+	e := &hubtest.Env{Home: home}
+	e.Shutdown(nil)
+}

@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+	"github.com/sourcegraph/jsonrpc2"
+	"github.com/spf13/cobra"
+
+	"github.com/hub-agents/hub/hub/client"
+	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/daemon"
+	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/engine/execengine"
+	"github.com/hub-agents/hub/hub/mcpserver"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/hub/shim"
+)
+
+// engines is every engine this build of hub has.
+func engines() *engine.Registry { return engine.NewRegistry(execengine.New()) }
+
+// logger writes to stderr (never stdout: stdio protocols live there) and,
+// when path is set, to a file as JSON lines.
+func logger(stderr io.Writer, path, component string) zerolog.Logger {
+	zerolog.TimeFieldFormat = time.RFC3339Nano
+	var w io.Writer = zerolog.ConsoleWriter{Out: stderr, TimeFormat: "15:04:05.000", NoColor: true}
+	if path != "" {
+		if f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+			w = zerolog.MultiLevelWriter(w, f)
+		}
+	}
+	return zerolog.New(w).With().Timestamp().Int("pid", os.Getpid()).Str("component", component).Logger()
+}
+
+func newServeCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "serve",
+		Short: "Run the hub daemon for HUB_HOME (clients start it when needed)",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			paths, err := config.Resolve()
+			if err != nil {
+				return err
+			}
+			if err := paths.Ensure(); err != nil {
+				return err
+			}
+			log := logger(ios.ErrOut, "", "daemon")
+			err = daemon.Serve(cmd.Context(), daemon.Options{Paths: paths, Engines: engines(), Log: log, Version: Version})
+			if errors.Is(err, daemon.ErrRunning) {
+				fmt.Fprintf(ios.ErrOut, "hub: a daemon already serves %s\n", paths.Home)
+				return nil
+			}
+			return err
+		},
+	}
+}
+
+func newShimCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:    "shim ID",
+		Short:  "Run one job (started by the daemon)",
+		Hidden: true,
+		Args:   exactArgs(1, "a job id"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			paths, err := config.Resolve()
+			if err != nil {
+				return err
+			}
+			log := logger(ios.ErrOut, "", "shim").With().Str("job", args[0]).Logger()
+			err = shim.Run(cmd.Context(), shim.Options{Paths: paths, JobID: args[0], Engines: engines(), Log: log})
+			if errors.Is(err, shim.ErrOwned) {
+				return nil
+			}
+			return err
+		},
+	}
+}
+
+type mcpOptions struct {
+	http  string
+	token string
+}
+
+func newMCPCmd(ios *IO) *cobra.Command {
+	o := &mcpOptions{}
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve MCP on stdio for an agent client (or --http on loopback)",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMCP(cmd.Context(), ios, o)
+		},
+	}
+	cmd.Flags().StringVar(&o.http, "http", "", "serve streamable HTTP on this loopback address (e.g. 127.0.0.1:7410) instead of stdio")
+	cmd.Flags().StringVar(&o.token, "token", "", "bearer token for --http (default: HUB_HOME/mcp-token, made on first use)")
+	return cmd
+}
+
+func runMCP(ctx context.Context, ios *IO, o *mcpOptions) error {
+	paths, err := config.Resolve()
+	if err != nil {
+		return err
+	}
+	if err := paths.Ensure(); err != nil {
+		return err
+	}
+	log := logger(ios.ErrOut, paths.LogsDir()+"/mcp.log", "mcp")
+	var srv *mcpserver.Server
+	h := func(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request) (any, error) {
+		if req.Notif && srv != nil && req.Params != nil {
+			srv.Notify(req.Method, json.RawMessage(*req.Params))
+		}
+		return nil, nil
+	}
+	c, err := client.Connect(ctx, paths, client.Options{AutoStart: true, ClientName: "hub-mcp", Handler: h})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	srv = mcpserver.New(c, mcpserver.Options{Version: Version, Logger: slog.New(zerolog.NewSlogHandler(log))})
+	var sub protocol.SubscribeResult
+	if err := c.Call(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{}, &sub); err != nil {
+		return err
+	}
+	if o.http == "" {
+		err := srv.MCP().Run(ctx, &mcp.StdioTransport{})
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	host, _, err := net.SplitHostPort(o.http)
+	if err != nil {
+		return &usageError{fmt.Errorf("--http %q: %v", o.http, err)}
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return &usageError{fmt.Errorf("--http must bind a loopback address (127.0.0.1, ::1 or localhost), not %q", host)}
+	}
+	token := o.token
+	if token == "" {
+		if token, err = loadToken(paths.MCPToken()); err != nil {
+			return err
+		}
+	}
+	ln, err := net.Listen("tcp", o.http)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(ios.ErrOut, "hub: MCP on http://%s/ (bearer token in %s)\n", ln.Addr(), paths.MCPToken())
+	hs := &http.Server{Handler: mcpserver.HTTPHandler(srv, token), ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}()
+	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// loadToken reads the bearer token, making a random one (mode 0600) when absent.
+func loadToken(path string) (string, error) {
+	if b, err := os.ReadFile(path); err == nil {
+		if t := strings.TrimSpace(string(b)); t != "" {
+			return t, nil
+		}
+	}
+	var r [24]byte
+	if _, err := rand.Read(r[:]); err != nil {
+		return "", err
+	}
+	t := hex.EncodeToString(r[:])
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(t+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return t, os.Rename(tmp, path)
+}

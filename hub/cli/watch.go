@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/sourcegraph/jsonrpc2"
+	"github.com/spf13/cobra"
+
+	"github.com/hub-agents/hub/hub/job"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
+)
+
+func newWatchCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "watch ID...",
+		Short: "Print live progress lines until the jobs end",
+		Args:  minArgs(1, "one or more job ids"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return watch(cmd.Context(), ios, args)
+		},
+	}
+}
+
+// watch prints a line whenever a watched job changes, until all have ended.
+func watch(ctx context.Context, ios *IO, ids []string) error {
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	var mu sync.Mutex
+	last := map[string]string{}
+	ended := map[string]bool{}
+	done := make(chan struct{})
+	var once sync.Once
+	show := func(st protocol.JobStatus) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !want[st.ID] {
+			return
+		}
+		line := job.Line(st)
+		if ios.JSON {
+			b, _ := json.Marshal(st)
+			line = string(b)
+		}
+		if last[st.ID] != line {
+			last[st.ID] = line
+			ios.printf("%s\n", line)
+		}
+		if st.State.Terminal() {
+			ended[st.ID] = true
+		}
+		if len(ended) == len(want) {
+			once.Do(func() { close(done) })
+		}
+	}
+	h := func(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request) (any, error) {
+		if req.Method == protocol.NotifyJobChanged && req.Params != nil {
+			var st protocol.JobStatus
+			if json.Unmarshal(*req.Params, &st) == nil {
+				show(st)
+			}
+		}
+		return nil, nil
+	}
+	c, err := connect(ctx, h)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.Call(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{}, nil); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		var st protocol.JobStatus
+		if err := c.Call(ctx, protocol.MethodJobStatus, protocol.IDParams{ID: id}, &st); err != nil {
+			return err
+		}
+		show(st)
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.DisconnectNotify():
+		return errDaemonGone
+	}
+}

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
+)
+
+// workerConn connects a worker to its job's shim (HUB_SOCKET, HUB_JOB).
+func workerConn(ctx context.Context) (*rpc.Conn, string, error) {
+	sock, id := os.Getenv("HUB_SOCKET"), os.Getenv("HUB_JOB")
+	if sock == "" || id == "" {
+		return nil, "", &usageError{fmt.Errorf("HUB_SOCKET and HUB_JOB are not set: this command runs inside a hub job")}
+	}
+	nc, err := rpc.Dial(ctx, sock)
+	if err != nil {
+		return nil, "", fmt.Errorf("cannot reach the job's shim at %s: %w", sock, err)
+	}
+	return rpc.NewConn(ctx, nc, nil, nil), id, nil
+}
+
+func newAskCmd(ios *IO) *cobra.Command {
+	var context_, kind string
+	cmd := &cobra.Command{
+		Use:   "ask QUESTION",
+		Short: "Inside a job: ask the supervisor and print the answer (blocks until reply or ask timeout)",
+		Args:  exactArgs(1, "the question"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, id, err := workerConn(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			var res protocol.AskResult
+			if err := c.Call(cmd.Context(), protocol.MethodWorkerAsk, protocol.AskParams{Job: id, Question: args[0], Context: context_, Kind: kind}, &res); err != nil {
+				return err
+			}
+			if ios.JSON {
+				return ios.printJSON(res)
+			}
+			if res.TimedOut {
+				fmt.Fprintln(ios.ErrOut, res.Instruction)
+				return withCode(ExitTimeout, nil)
+			}
+			ios.printf("%s\n", res.Answer)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&context_, "context", "", "what the supervisor needs to know to answer")
+	cmd.Flags().StringVar(&kind, "kind", "question", "question or blocker")
+	return cmd
+}
+
+func newProgressCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "progress NOTE",
+		Short: "Inside a job: report progress; prints steering from the supervisor, if any",
+		Args:  exactArgs(1, "the note (- reads stdin)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			note := args[0]
+			if note == "-" {
+				b, err := readAll(ios.In)
+				if err != nil {
+					return err
+				}
+				note = string(b)
+			}
+			c, id, err := workerConn(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			var res protocol.ProgressResult
+			if err := c.Call(cmd.Context(), protocol.MethodWorkerProgress, protocol.ProgressParams{Job: id, Note: note}, &res); err != nil {
+				return err
+			}
+			if ios.JSON {
+				return ios.printJSON(res)
+			}
+			for _, s := range res.Steer {
+				ios.printf("SUPERVISOR STEERING (overrides earlier guidance): %s\n", s)
+			}
+			return nil
+		},
+	}
+}
+
+func readAll(r io.Reader) ([]byte, error) {
+	const max = 16 << 20
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > max {
+		return nil, fmt.Errorf("input is larger than 16 MiB")
+	}
+	return b, nil
+}

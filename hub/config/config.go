@@ -1,0 +1,183 @@
+// Package config owns where hub keeps things (HUB_HOME and the config
+// directory) and the settings a user can change: limits, caps and default
+// timeouts. It reads the environment and ~/.config/hub/config.json; it never
+// writes the user's files except to create HUB_HOME.
+package config
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Paths locates everything under one HUB_HOME.
+type Paths struct {
+	Home string
+}
+
+// DefaultHome returns HUB_HOME, else $XDG_DATA_HOME/hub, else ~/.local/share/hub.
+func DefaultHome() (string, error) {
+	if h := os.Getenv("HUB_HOME"); h != "" {
+		return filepath.Abs(h)
+	}
+	if x := os.Getenv("XDG_DATA_HOME"); x != "" {
+		return filepath.Join(x, "hub"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("cannot find a home directory for hub's data: %w; set HUB_HOME", err)
+	}
+	return filepath.Join(home, ".local", "share", "hub"), nil
+}
+
+// Resolve returns the Paths for HUB_HOME (or its default).
+func Resolve() (Paths, error) {
+	h, err := DefaultHome()
+	if err != nil {
+		return Paths{}, err
+	}
+	return Paths{Home: h}, nil
+}
+
+// Ensure creates HUB_HOME with mode 0700 (tightening it when it is ours and looser).
+func (p Paths) Ensure() error {
+	if err := os.MkdirAll(p.Home, 0o700); err != nil {
+		return fmt.Errorf("create HUB_HOME %s: %w", p.Home, err)
+	}
+	fi, err := os.Stat(p.Home)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm() != 0o700 {
+		if err := os.Chmod(p.Home, 0o700); err != nil {
+			return fmt.Errorf("HUB_HOME %s must be mode 0700: %w", p.Home, err)
+		}
+	}
+	for _, d := range []string{p.JobsDir(), p.WorktreesDir(), p.LocksDir(), p.LogsDir()} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (p Paths) DB() string           { return filepath.Join(p.Home, "hub.db") }
+func (p Paths) Socket() string       { return filepath.Join(p.Home, "hub.sock") }
+func (p Paths) DaemonLock() string   { return filepath.Join(p.Home, "hub.lock") }
+func (p Paths) JobsDir() string      { return filepath.Join(p.Home, "jobs") }
+func (p Paths) WorktreesDir() string { return filepath.Join(p.Home, "worktrees") }
+func (p Paths) LocksDir() string     { return filepath.Join(p.Home, "locks") }
+func (p Paths) LogsDir() string      { return filepath.Join(p.Home, "logs") }
+func (p Paths) DaemonLog() string    { return filepath.Join(p.LogsDir(), "daemon.log") }
+func (p Paths) MCPToken() string     { return filepath.Join(p.Home, "mcp-token") }
+
+func (p Paths) JobDir(id string) string     { return filepath.Join(p.JobsDir(), id) }
+func (p Paths) Journal(id string) string    { return filepath.Join(p.JobDir(id), "journal.jsonl") }
+func (p Paths) ShimSocket(id string) string { return filepath.Join(p.JobDir(id), "shim.sock") }
+func (p Paths) ShimLock(id string) string   { return filepath.Join(p.JobDir(id), "shim.lock") }
+func (p Paths) ShimLog(id string) string    { return filepath.Join(p.JobDir(id), "shim.log") }
+func (p Paths) WorkerLog(id string) string  { return filepath.Join(p.JobDir(id), "worker.log") }
+func (p Paths) Worktree(id string) string   { return filepath.Join(p.WorktreesDir(), id) }
+func (p Paths) VerifyTree(id string) string {
+	return filepath.Join(p.WorktreesDir(), id+".verify")
+}
+
+// Settings are the knobs a user sets in config.json or the environment
+// (the environment wins).
+type Settings struct {
+	MaxRunning     int     `json:"max_running"`      // HUB_MAX_RUNNING, default 4
+	MonthlyCapUSD  float64 `json:"monthly_cap_usd"`  // HUB_MONTHLY_CAP_USD, default 100
+	DefaultMaxUSD  float64 `json:"default_max_usd"`  // HUB_DEFAULT_MAX_USD, default 2
+	MaxJobUSD      float64 `json:"max_job_usd"`      // HUB_MAX_JOB_USD, default 20
+	TimeoutS       int     `json:"timeout_s"`        // HUB_TIMEOUT_S, default 1800
+	VerifyTimeoutS int     `json:"verify_timeout_s"` // HUB_VERIFY_TIMEOUT_S, default 600
+	AskTimeoutS    int     `json:"ask_timeout_s"`    // HUB_ASK_TIMEOUT_S, default 600
+	StallTimeoutS  int     `json:"stall_timeout_s"`  // HUB_STALL_TIMEOUT_S, default 600
+}
+
+// Defaults returns the built-in settings.
+func Defaults() Settings {
+	return Settings{MaxRunning: 4, MonthlyCapUSD: 100, DefaultMaxUSD: 2, MaxJobUSD: 20,
+		TimeoutS: 1800, VerifyTimeoutS: 600, AskTimeoutS: 600, StallTimeoutS: 600}
+}
+
+// ConfigDir returns HUB_CONFIG_DIR, else $XDG_CONFIG_HOME/hub, else ~/.config/hub.
+func ConfigDir() string {
+	if d := os.Getenv("HUB_CONFIG_DIR"); d != "" {
+		return d
+	}
+	if x := os.Getenv("XDG_CONFIG_HOME"); x != "" {
+		return filepath.Join(x, "hub")
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".config", "hub")
+}
+
+// Load reads config.json (absent is fine, corrupt is an error) and then the
+// environment. It is cheap enough to call per request, so changes need no restart.
+func Load() (Settings, error) {
+	s := Defaults()
+	path := filepath.Join(ConfigDir(), "config.json")
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if err := json.Unmarshal(b, &s); err != nil {
+			return s, fmt.Errorf("config %s is not valid JSON (%v); fix or remove it", path, err)
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return s, fmt.Errorf("read config %s: %w", path, err)
+	}
+	ints := []struct {
+		env string
+		dst *int
+	}{{"HUB_MAX_RUNNING", &s.MaxRunning}, {"HUB_TIMEOUT_S", &s.TimeoutS}, {"HUB_VERIFY_TIMEOUT_S", &s.VerifyTimeoutS},
+		{"HUB_ASK_TIMEOUT_S", &s.AskTimeoutS}, {"HUB_STALL_TIMEOUT_S", &s.StallTimeoutS}}
+	for _, e := range ints {
+		if v := os.Getenv(e.env); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return s, fmt.Errorf("%s=%q is not a whole number", e.env, v)
+			}
+			*e.dst = n
+		}
+	}
+	floats := []struct {
+		env string
+		dst *float64
+	}{{"HUB_MONTHLY_CAP_USD", &s.MonthlyCapUSD}, {"HUB_DEFAULT_MAX_USD", &s.DefaultMaxUSD}, {"HUB_MAX_JOB_USD", &s.MaxJobUSD}}
+	for _, e := range floats {
+		if v := os.Getenv(e.env); v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				return s, fmt.Errorf("%s=%q is not a number of dollars", e.env, v)
+			}
+			*e.dst = f
+		}
+	}
+	if s.MaxRunning < 1 {
+		return s, fmt.Errorf("max_running is %d; it must be at least 1", s.MaxRunning)
+	}
+	if s.MonthlyCapUSD < 0 || s.DefaultMaxUSD < 0 || s.MaxJobUSD < 0 {
+		return s, fmt.Errorf("money settings must not be negative")
+	}
+	for _, t := range []int{s.TimeoutS, s.VerifyTimeoutS, s.AskTimeoutS, s.StallTimeoutS} {
+		if t < 1 {
+			return s, fmt.Errorf("timeouts must be at least 1 second")
+		}
+	}
+	return s, nil
+}
+
+// Micros converts dollars to integer micro-dollars, rounding to the nearest.
+func Micros(usd float64) int64 { return int64(math.Round(usd * 1e6)) }
+
+// USD converts micro-dollars to dollars for display.
+func USD(micros int64) float64 { return float64(micros) / 1e6 }
+
+// Seconds turns a setting into a duration.
+func Seconds(n int) time.Duration { return time.Duration(n) * time.Second }

@@ -1,0 +1,124 @@
+package daemon
+
+import (
+	"context"
+	"time"
+
+	"github.com/hub-agents/hub/hub/job"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
+)
+
+// poke tells the pump the store has news (a shim wrote, or a handler did).
+func (s *Server) poke() {
+	select {
+	case s.pumpCh <- struct{}{}:
+	default:
+	}
+}
+
+// changedCh returns a channel closed at the next change. Take it before
+// reading the state it guards, so no change is missed.
+func (s *Server) changedCh() <-chan struct{} {
+	s.busMu.Lock()
+	defer s.busMu.Unlock()
+	return s.changed
+}
+
+func (s *Server) pumpLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.pumpCh:
+			s.pump(ctx)
+		}
+	}
+}
+
+// pump reads the events after the last one fanned out, sends them to
+// subscribers in cursor order, sends a job/changed per job touched, wakes
+// waiters, and kicks the scheduler when a job ended.
+func (s *Server) pump(ctx context.Context) {
+	for {
+		s.busMu.Lock()
+		since := s.lastCursor
+		s.busMu.Unlock()
+		evs, err := s.st.Events(ctx, nil, since, 500)
+		if err != nil {
+			s.o.Log.Error().Err(err).Msg("pump: read events")
+			return
+		}
+		if len(evs) == 0 {
+			s.wake(since)
+			return
+		}
+		subs := s.subscribers()
+		touched := map[string]bool{}
+		var order []string
+		ended := false
+		for _, ev := range evs {
+			for _, c := range subs {
+				_ = c.Notify(ctx, protocol.NotifyJobEvent, ev)
+			}
+			if !touched[ev.JobID] {
+				touched[ev.JobID] = true
+				order = append(order, ev.JobID)
+			}
+			if ev.Kind == protocol.EventState && protocol.State(ev.Text).Terminal() {
+				ended = true
+			}
+		}
+		if len(subs) > 0 {
+			for _, id := range order {
+				if st, err := s.status(ctx, id); err == nil {
+					for _, c := range subs {
+						_ = c.Notify(ctx, protocol.NotifyJobChanged, st)
+					}
+				}
+			}
+		}
+		s.wake(evs[len(evs)-1].Cursor)
+		if ended {
+			s.kick()
+		}
+		if len(evs) < 500 {
+			return
+		}
+	}
+}
+
+func (s *Server) wake(cursor int64) {
+	s.busMu.Lock()
+	defer s.busMu.Unlock()
+	if cursor > s.lastCursor {
+		s.lastCursor = cursor
+	}
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+func (s *Server) subscribers() []*rpc.Conn {
+	s.subsMu.Lock()
+	defer s.subsMu.Unlock()
+	out := make([]*rpc.Conn, 0, len(s.subs))
+	for c := range s.subs {
+		out = append(out, c)
+	}
+	return out
+}
+
+// status builds one job's short view.
+func (s *Server) status(ctx context.Context, id string) (protocol.JobStatus, error) {
+	j, err := s.st.Job(ctx, id)
+	if err != nil {
+		return protocol.JobStatus{}, err
+	}
+	var pending = (*storeQuestion)(nil)
+	if j.State == protocol.StateNeedsInput {
+		if qs, err := s.st.PendingQuestions(ctx, id); err == nil && len(qs) > 0 {
+			pending = qs[0]
+		}
+	}
+	return job.Status(j, pending, time.Now().UTC()), nil
+}

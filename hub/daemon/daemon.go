@@ -1,0 +1,274 @@
+// Package daemon is `hub serve`: one per HUB_HOME, it owns the unix socket,
+// answers the protocol's requests, admits queued jobs (money and slot in one
+// transaction), spawns a shim per job, fans events out to subscribers and
+// wakes waiters, and on start re-attaches to live shims and settles dead ones.
+// Jobs do not depend on it staying up: their shims carry on without it.
+// A handler here is thin; the rules live in package job and the store.
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gofrs/flock"
+	"github.com/rs/zerolog"
+
+	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/hub/shim"
+	"github.com/hub-agents/hub/hub/store"
+)
+
+// ErrRunning means another daemon already serves this HUB_HOME.
+var ErrRunning = errors.New("another hub daemon serves this HUB_HOME")
+
+// Options configure the daemon. Paths and Engines are required.
+type Options struct {
+	Paths     config.Paths
+	Engines   *engine.Registry
+	Log       zerolog.Logger
+	HubBinary string // the binary to run shims with; default os.Executable
+	Version   string
+	// Ready, if set, is closed once the socket accepts connections.
+	Ready chan<- struct{}
+}
+
+// Server is a running daemon.
+type Server struct {
+	o     Options
+	st    *store.Store
+	cancel context.CancelFunc
+
+	subsMu sync.Mutex
+	subs   map[*rpc.Conn]bool
+
+	// changed is closed and replaced whenever the store has news; waiters
+	// block on it. lastCursor is the newest event fanned out.
+	busMu      sync.Mutex
+	changed    chan struct{}
+	lastCursor int64
+
+	pumpCh  chan struct{}
+	schedCh chan struct{}
+
+	watchMu  sync.Mutex
+	watching map[string]bool
+}
+
+// Serve runs the daemon until ctx is done or a client asks it to shut down.
+func Serve(ctx context.Context, o Options) error {
+	if o.HubBinary == "" {
+		o.HubBinary, _ = os.Executable()
+	}
+	if err := o.Paths.Ensure(); err != nil {
+		return err
+	}
+	lock := flock.New(o.Paths.DaemonLock())
+	ok, err := lock.TryLock()
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", o.Paths.DaemonLock(), err)
+	}
+	if !ok {
+		return ErrRunning
+	}
+	defer lock.Unlock()
+	st, err := store.Open(o.Paths.DB())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s := &Server{o: o, st: st, cancel: cancel, subs: map[*rpc.Conn]bool{}, changed: make(chan struct{}),
+		pumpCh: make(chan struct{}, 1), schedCh: make(chan struct{}, 1), watching: map[string]bool{}}
+	if s.lastCursor, err = st.LastCursor(ctx); err != nil {
+		return err
+	}
+	ln, err := rpc.Listen(o.Paths.Socket())
+	if err != nil {
+		return err
+	}
+	defer os.Remove(o.Paths.Socket())
+	s.recover(ctx)
+	go s.pumpLoop(ctx)
+	go s.schedLoop(ctx)
+	s.kick()
+	o.Log.Info().Str("socket", o.Paths.Socket()).Int("pid", os.Getpid()).Msg("hub daemon serving")
+	if o.Ready != nil {
+		close(o.Ready)
+	}
+	err = rpc.Serve(ctx, ln, s.handle, &rpc.Options{Logger: &o.Log}, func(c *rpc.Conn) {
+		go func() {
+			<-c.DisconnectNotify()
+			s.subsMu.Lock()
+			delete(s.subs, c)
+			s.subsMu.Unlock()
+		}()
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// recover re-attaches to live shims and settles dead ones.
+func (s *Server) recover(ctx context.Context) {
+	jobs, err := s.st.ListJobs(ctx, []protocol.State{protocol.StatePreparing, protocol.StateRunning,
+		protocol.StateNeedsInput, protocol.StateVerifying}, "", 0)
+	if err != nil {
+		s.o.Log.Error().Err(err).Msg("recover: list jobs")
+		return
+	}
+	for _, j := range jobs {
+		lock := flock.New(s.o.Paths.ShimLock(j.ID))
+		ok, err := lock.TryLock()
+		if err != nil {
+			s.o.Log.Error().Err(err).Str("job", j.ID).Msg("recover: lock")
+			continue
+		}
+		if ok {
+			s.settle(ctx, j.ID, "the job's shim died while hub was down")
+			lock.Unlock()
+			continue
+		}
+		s.o.Log.Info().Str("job", j.ID).Msg("re-attached to live shim")
+		s.watchLock(ctx, j.ID)
+	}
+}
+
+// watchLock waits, off the request path, for the shim of id to let go of
+// its lock (it exits, or dies), then settles the job if it did not end.
+func (s *Server) watchLock(ctx context.Context, id string) {
+	s.watchMu.Lock()
+	if s.watching[id] {
+		s.watchMu.Unlock()
+		return
+	}
+	s.watching[id] = true
+	s.watchMu.Unlock()
+	go func() {
+		defer func() {
+			s.watchMu.Lock()
+			delete(s.watching, id)
+			s.watchMu.Unlock()
+		}()
+		lock := flock.New(s.o.Paths.ShimLock(id))
+		if err := lock.Lock(); err != nil {
+			return
+		}
+		defer lock.Unlock()
+		s.settle(ctx, id, "the job's shim died")
+	}()
+}
+
+// settle ends a job whose shim is gone, if the shim did not end it.
+func (s *Server) settle(ctx context.Context, id, reason string) {
+	j, err := s.st.Job(ctx, id)
+	if err != nil || j.State.Terminal() {
+		s.poke()
+		s.kick()
+		return
+	}
+	s.o.Log.Warn().Str("job", id).Str("state", string(j.State)).Msg(reason)
+	if err := shim.Settle(context.WithoutCancel(ctx), s.st, s.o.Engines, j, reason); err != nil {
+		s.o.Log.Error().Err(err).Str("job", id).Msg("settle")
+	}
+	s.poke()
+	s.kick()
+}
+
+// spawn starts `hub shim <id>` in a session of its own, so it outlives the daemon.
+func (s *Server) spawn(ctx context.Context, id string) error {
+	if err := os.MkdirAll(s.o.Paths.JobDir(id), 0o700); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(s.o.Paths.ShimLog(id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(s.o.HubBinary, "shim", id)
+	cmd.Env = append(os.Environ(), "HUB_HOME="+s.o.Paths.Home)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	go func() {
+		err := cmd.Wait()
+		reason := "the job's shim exited before the job ended"
+		if err != nil {
+			reason = "the job's shim died (" + err.Error() + ")"
+		}
+		// The shim has let go of its lock: it is gone.
+		lock := flock.New(s.o.Paths.ShimLock(id))
+		if ok, _ := lock.TryLock(); ok {
+			s.settle(ctx, id, reason)
+			lock.Unlock()
+		}
+	}()
+	return nil
+}
+
+// kick asks the scheduler to admit queued jobs.
+func (s *Server) kick() {
+	select {
+	case s.schedCh <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Server) schedLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.schedCh:
+			s.schedule(ctx)
+		}
+	}
+}
+
+// schedule admits queued jobs oldest first while slots and money allow.
+func (s *Server) schedule(ctx context.Context) {
+	set, err := config.Load()
+	if err != nil {
+		s.o.Log.Error().Err(err).Msg("schedule: config")
+		return
+	}
+	lim := store.Limits{MaxRunning: set.MaxRunning, MonthlyCap: config.Micros(set.MonthlyCapUSD)}
+	queued, err := s.st.QueuedJobs(ctx)
+	if err != nil {
+		s.o.Log.Error().Err(err).Msg("schedule: queued jobs")
+		return
+	}
+	for _, j := range queued {
+		adm, err := s.st.Admit(ctx, j.ID, lim, time.Now().UTC())
+		if err != nil {
+			if !errors.Is(err, store.ErrWrongState) {
+				s.o.Log.Error().Err(err).Str("job", j.ID).Msg("admit")
+			}
+			continue
+		}
+		if !adm.Admitted {
+			if j.Progress != "waiting: "+adm.Reason {
+				_, _ = s.st.AppendEvent(ctx, j.ID, protocol.EventProgress, "waiting: "+adm.Reason, nil, time.Now().UTC())
+				s.poke()
+			}
+			continue
+		}
+		if err := s.spawn(ctx, j.ID); err != nil {
+			msg := "could not start the job's shim: " + err.Error()
+			_, _ = s.st.Finish(ctx, j.ID, store.Ending{State: protocol.StateFailed, Error: msg, HeadSHA: j.BaseSHA, CostKnown: true, Text: msg}, time.Now().UTC())
+		}
+		s.poke()
+	}
+}

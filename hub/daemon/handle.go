@@ -1,0 +1,108 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/hub/store"
+)
+
+type storeQuestion = store.Question
+
+// handle dispatches one message. Each method lives in its own file.
+func (s *Server) handle(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request) (any, error) {
+	switch req.Method {
+	case protocol.MethodInitialize:
+		return s.initialize(ctx, req)
+	case protocol.MethodJobStart:
+		return call(ctx, req, s.start)
+	case protocol.MethodStartMany:
+		return call(ctx, req, s.startMany)
+	case protocol.MethodJobWait:
+		return call(ctx, req, s.wait)
+	case protocol.MethodJobStatus:
+		return call(ctx, req, s.jobStatus)
+	case protocol.MethodJobList:
+		return call(ctx, req, s.list)
+	case protocol.MethodJobResult:
+		return call(ctx, req, s.result)
+	case protocol.MethodJobReply:
+		return call(ctx, req, s.reply)
+	case protocol.MethodJobSteer:
+		return call(ctx, req, s.steer)
+	case protocol.MethodJobStop:
+		return call(ctx, req, s.stop)
+	case protocol.MethodJobCleanup:
+		return call(ctx, req, s.cleanup)
+	case protocol.MethodJobEvents:
+		return call(ctx, req, s.events)
+	case protocol.MethodEngineList:
+		return s.engines(ctx)
+	case protocol.MethodSubscribe:
+		var p protocol.SubscribeParams
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		return s.subscribe(ctx, c, p)
+	case protocol.MethodShutdown:
+		s.o.Log.Info().Msg("shutdown requested")
+		go s.cancel()
+		return struct{}{}, nil
+	case protocol.NotifyShimChanged:
+		s.poke()
+		return nil, nil
+	}
+	return nil, rpc.MethodNotFound(req.Method)
+}
+
+// call decodes the params into P and runs fn.
+func call[P any, R any](ctx context.Context, req *jsonrpc2.Request, fn func(context.Context, P) (R, error)) (any, error) {
+	var p P
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	return fn(ctx, p)
+}
+
+func decode(req *jsonrpc2.Request, v any) error {
+	if req.Params == nil || string(*req.Params) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(*req.Params, v); err != nil {
+		return rpc.Errorf(protocol.CodeInvalidParams, "send the parameters documented in docs/protocol.md", "bad params for %s: %v", req.Method, err)
+	}
+	return nil
+}
+
+// notFound maps a store lookup error to a protocol error.
+func notFound(id string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return rpc.Errorf(protocol.CodeNotFound, "list jobs with `hub jobs` (or the status tool) and use one of their ids", "unknown job id %q", id)
+	}
+	return internal(err)
+}
+
+func internal(err error) error {
+	return rpc.Errorf(protocol.CodeInternal, "see the daemon log in HUB_HOME/logs/daemon.log", "%v", err)
+}
+
+func wrongState(hint, format string, args ...any) error {
+	return rpc.Errorf(protocol.CodeWrongState, hint, format, args...)
+}
+
+func invalid(field, hint, format string, args ...any) error {
+	e := rpc.Errorf(protocol.CodeInvalidParams, hint, format, args...)
+	if field != "" {
+		d := protocol.ErrorData{Hint: hint, Field: field}
+		e.SetError(d)
+	}
+	return e
+}
+
+var _ = fmt.Sprintf

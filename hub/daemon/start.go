@@ -1,0 +1,101 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/job"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/hub/store"
+)
+
+// start validates everything, then records the job as queued and returns at
+// once; the scheduler admits and prepares it after.
+func (s *Server) start(ctx context.Context, p protocol.StartParams) (*protocol.StartResult, error) {
+	set, err := config.Load()
+	if err != nil {
+		return nil, rpc.Errorf(protocol.CodeUnavailable, "fix hub's config file", "%v", err)
+	}
+	req, err := job.Validate(p, set, s.o.Engines)
+	if err != nil {
+		return nil, fieldError(err)
+	}
+	spec, err := json.Marshal(req.Params)
+	if err != nil {
+		return nil, internal(err)
+	}
+	j := &store.Job{
+		ID: job.NewID(), Kind: req.Params.Kind, Engine: req.Params.Engine, Model: req.Params.Model,
+		Isolation: req.Params.Isolation, Cwd: req.Params.Cwd, BaseRef: req.Params.Base, BaseSHA: req.BaseSHA,
+		Task: req.Params.Task, Spec: spec, MaxMicros: req.MaxMicros, Notes: req.Notes,
+	}
+	if req.Repo != nil {
+		j.Repo = req.Repo.Top
+	}
+	if j.Kind == protocol.KindWrite {
+		j.Branch = job.Branch(j.ID)
+	}
+	if err := s.st.CreateJob(ctx, j, time.Now().UTC()); err != nil {
+		return nil, internal(err)
+	}
+	s.kick()
+	s.poke()
+	return &protocol.StartResult{ID: j.ID, State: j.State, Engine: j.Engine, Branch: j.Branch, Base: j.BaseSHA,
+		Isolation: j.Isolation, Notes: j.Notes}, nil
+}
+
+// startMany starts each job on its own; one refused item does not stop the others.
+func (s *Server) startMany(ctx context.Context, p protocol.StartManyParams) (*protocol.StartManyResult, error) {
+	if len(p.Jobs) == 0 {
+		return nil, invalid("jobs", "pass at least one job", "jobs is empty")
+	}
+	if len(p.Jobs) > 64 {
+		return nil, invalid("jobs", "start at most 64 jobs per call", "%d jobs in one call", len(p.Jobs))
+	}
+	res := &protocol.StartManyResult{Results: make([]protocol.StartManyItem, len(p.Jobs))}
+	for i, jp := range p.Jobs {
+		r, err := s.start(ctx, jp)
+		if err != nil {
+			res.Results[i].Error = itemError(err)
+			continue
+		}
+		res.Results[i].StartResult = r
+	}
+	return res, nil
+}
+
+// fieldError turns a validation error into a protocol error.
+func fieldError(err error) error {
+	var fe *job.FieldError
+	if errors.As(err, &fe) {
+		code := protocol.CodeInvalidParams
+		if fe.Refused {
+			code = protocol.CodeRefused
+		}
+		e := &jsonrpc2.Error{Code: code, Message: fe.Msg}
+		e.SetError(protocol.ErrorData{Hint: fe.Hint, Field: fe.Field})
+		return e
+	}
+	return internal(err)
+}
+
+func itemError(err error) *protocol.ItemError {
+	var je *jsonrpc2.Error
+	if errors.As(err, &je) {
+		ie := &protocol.ItemError{Code: je.Code, Message: je.Message}
+		if je.Data != nil {
+			var d protocol.ErrorData
+			if json.Unmarshal(*je.Data, &d) == nil {
+				ie.Hint, ie.Field = d.Hint, d.Field
+			}
+		}
+		return ie
+	}
+	return &protocol.ItemError{Code: protocol.CodeInternal, Message: err.Error()}
+}

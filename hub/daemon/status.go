@@ -1,0 +1,35 @@
+package daemon
+
+import (
+	"context"
+
+	"github.com/hub-agents/hub/hub/job"
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+func (s *Server) jobStatus(ctx context.Context, p protocol.IDParams) (*protocol.JobStatus, error) {
+	st, err := s.status(ctx, p.ID)
+	if err != nil {
+		return nil, notFound(p.ID, err)
+	}
+	return &st, nil
+}
+
+func (s *Server) list(ctx context.Context, p protocol.ListParams) (*protocol.ListResult, error) {
+	jobs, err := s.st.ListJobs(ctx, p.States, p.Repo, p.Limit)
+	if err != nil {
+		return nil, internal(err)
+	}
+	res := &protocol.ListResult{Jobs: []protocol.JobStatus{}}
+	for _, j := range jobs {
+		if j.State == protocol.StateNeedsInput {
+			st, err := s.status(ctx, j.ID)
+			if err == nil {
+				res.Jobs = append(res.Jobs, st)
+				continue
+			}
+		}
+		res.Jobs = append(res.Jobs, job.Status(j, nil, now()))
+	}
+	return res, nil
+}

@@ -1,0 +1,115 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/hub-agents/hub/hub/client"
+	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/internal/hubtest"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
+)
+
+// world is one test's HUB_HOME with a daemon client.
+type world struct {
+	t     *testing.T
+	env   *hubtest.Env
+	paths config.Paths
+	bin   string
+
+	mu       sync.Mutex
+	statuses map[string]protocol.JobStatus
+	changed  chan struct{}
+}
+
+func newWorld(t *testing.T) *world {
+	env := hubtest.NewEnv(t)
+	return &world{t: t, env: env, paths: config.Paths{Home: env.Home}, bin: hubtest.MustBinary(t),
+		statuses: map[string]protocol.JobStatus{}, changed: make(chan struct{})}
+}
+
+// connect returns a client subscribed to notifications; the daemon starts if needed.
+func (w *world) connect(ctx context.Context) *client.Client {
+	w.t.Helper()
+	h := func(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request) (any, error) {
+		if req.Method == protocol.NotifyJobChanged && req.Params != nil {
+			var st protocol.JobStatus
+			if json.Unmarshal(*req.Params, &st) == nil {
+				w.mu.Lock()
+				w.statuses[st.ID] = st
+				close(w.changed)
+				w.changed = make(chan struct{})
+				w.mu.Unlock()
+			}
+		}
+		return nil, nil
+	}
+	c, err := client.Connect(ctx, w.paths, client.Options{AutoStart: true, HubBinary: w.bin, ClientName: "e2e", Handler: h})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { c.Close() })
+	if err := c.Call(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{}, nil); err != nil {
+		w.t.Fatal(err)
+	}
+	return c
+}
+
+// until waits for a job/changed notification that satisfies ok.
+func (w *world) until(ctx context.Context, id string, ok func(protocol.JobStatus) bool) protocol.JobStatus {
+	w.t.Helper()
+	for {
+		w.mu.Lock()
+		st, seen := w.statuses[id]
+		ch := w.changed
+		w.mu.Unlock()
+		if seen && ok(st) {
+			return st
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			w.t.Fatalf("job %s: condition not met before deadline; last status %+v", id, st)
+		}
+	}
+}
+
+func call[R any](t *testing.T, ctx context.Context, c *client.Client, method string, params any) R {
+	t.Helper()
+	var r R
+	if err := c.Call(ctx, method, params, &r); err != nil {
+		t.Fatalf("%s: %v (hint: %s)", method, err, rpc.HintOf(err))
+	}
+	return r
+}
+
+func deadline(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// sampleRepo makes a repo whose bug.txt says "broken".
+func sampleRepo(t *testing.T, name string) string {
+	dir := filepath.Join(t.TempDir(), name)
+	return hubtest.Repo(t, dir, map[string]string{"bug.txt": "broken\n", "README.md": "# sample\n"})
+}
+
+func readFile(t *testing.T, path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

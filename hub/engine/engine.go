@@ -1,0 +1,117 @@
+// Package engine declares what every engine gives hub: what it can enforce,
+// whether it is available here, and how to start a run in a job's directory.
+// Engines are small and know nothing of the store, the daemon or the mailbox:
+// the shim supervises them. An engine must never outlive its Run: Stop and a
+// cancelled context end its whole process group.
+package engine
+
+import (
+	"context"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+// Engine is one way to run a worker. Implementations are safe for concurrent
+// use: Start may be called for several jobs at once.
+type Engine interface {
+	Name() string
+	Capabilities() protocol.EngineCapabilities
+	// Probe says whether the engine can run on this machine, and why not.
+	Probe(ctx context.Context) Availability
+	// Check refuses a job the engine cannot take as asked, with a sentence
+	// that says what to change. It runs before anything is created.
+	Check(spec protocol.StartParams) error
+	// Start launches a run. It returns once the run is started.
+	Start(ctx context.Context, spec Spec) (Run, error)
+}
+
+// Availability is the outcome of Probe.
+type Availability struct {
+	Available bool
+	Version   string
+	Reason    string
+}
+
+// Spec is what a run needs.
+type Spec struct {
+	JobID  string
+	Dir    string // the job's worktree (or cwd for read jobs); the worker's cwd
+	Params protocol.StartParams
+	// Env is the environment for the worker, already built by the shim.
+	Env []string
+	// Output receives the worker's stdout and stderr, interleaved.
+	Output io.Writer
+}
+
+// Run is a started worker.
+type Run interface {
+	// PGID is the process group the run's processes live in (0 if none).
+	PGID() int
+	// Wait blocks until the run ends and returns its outcome. It is called once.
+	Wait() Outcome
+	// Stop ends the run: a polite signal, then after grace a kill of the
+	// whole process group. Wait then returns.
+	Stop(grace time.Duration)
+	// Heartbeat reports whether the worker is busy inside a step it is
+	// allowed to take silently (a live command within its own timeout), so
+	// the stall watchdog holds off.
+	Heartbeat() bool
+}
+
+// Outcome is how a run ended.
+type Outcome struct {
+	ExitCode int    // -1 when killed by a signal or never started
+	Signal   string // the signal that ended it, if any
+	Err      error  // a failure to run at all
+	// Summary is what the worker said it did (claimed, not verified).
+	Summary string
+	Model   string
+	// Cost of the run; CostKnown false means hub must charge the whole reservation.
+	CostMicros int64
+	CostKnown  bool
+	Tokens     int64
+	Duration   time.Duration
+	Command    string // what hub ran, for the observed record
+}
+
+// Registry holds the engines by name.
+type Registry struct {
+	byName map[string]Engine
+}
+
+// NewRegistry returns a registry of the given engines.
+func NewRegistry(engines ...Engine) *Registry {
+	r := &Registry{byName: map[string]Engine{}}
+	for _, e := range engines {
+		r.byName[e.Name()] = e
+	}
+	return r
+}
+
+// Get returns the engine called name.
+func (r *Registry) Get(name string) (Engine, bool) {
+	e, ok := r.byName[name]
+	return e, ok
+}
+
+// Names lists the engine names, sorted.
+func (r *Registry) Names() []string {
+	var n []string
+	for k := range r.byName {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}
+
+// All returns the engines sorted by name.
+func (r *Registry) All() []Engine {
+	var all []Engine
+	for _, n := range r.Names() {
+		all = append(all, r.byName[n])
+	}
+	return all
+}

@@ -1,0 +1,165 @@
+// Package execengine is the exec engine: any shell command as the worker.
+// It runs `sh -c <command>` in the job's worktree, in its own process group,
+// with the environment the shim built (HUB_JOB, HUB_SOCKET, HUB_TASK and the
+// running hub binary first on PATH). It costs nothing and enforces nothing
+// beyond the worktree.
+package execengine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+// Name is the engine's name.
+const Name = "exec"
+
+// Engine runs shell commands. The zero value is ready to use.
+type Engine struct{}
+
+// New returns the exec engine.
+func New() *Engine { return &Engine{} }
+
+func (*Engine) Name() string { return Name }
+
+func (*Engine) Capabilities() protocol.EngineCapabilities {
+	return protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree}, ReadOnly: false, Pays: "free"}
+}
+
+func (*Engine) Probe(ctx context.Context) engine.Availability {
+	p, err := exec.LookPath("sh")
+	if err != nil {
+		return engine.Availability{Reason: "no sh on PATH"}
+	}
+	return engine.Availability{Available: true, Version: p}
+}
+
+func (e *Engine) Check(spec protocol.StartParams) error {
+	if strings.TrimSpace(spec.Exec) == "" {
+		return errors.New("engine exec needs a command: pass exec (the shell command the worker runs)")
+	}
+	if strings.ContainsRune(spec.Exec, 0) {
+		return errors.New("exec command contains a NUL byte")
+	}
+	return nil
+}
+
+// Start runs the command.
+func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error) {
+	cmd := exec.Command("sh", "-c", spec.Params.Exec)
+	cmd.Dir = spec.Dir
+	cmd.Env = spec.Env
+	cmd.Stdin = nil // /dev/null
+	r := &run{command: spec.Params.Exec}
+	tail := &tailWriter{max: 4096}
+	if spec.Output != nil {
+		cmd.Stdout = io.MultiWriter(tail, spec.Output)
+	} else {
+		cmd.Stdout = tail
+	}
+	cmd.Stderr = cmd.Stdout
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	r.tail = tail
+	r.started = time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start sh: %w", err)
+	}
+	r.cmd = cmd
+	r.done = make(chan struct{})
+	go func() {
+		r.err = cmd.Wait()
+		close(r.done)
+	}()
+	return r, nil
+}
+
+type run struct {
+	cmd     *exec.Cmd
+	command string
+	tail    *tailWriter
+	started time.Time
+	done    chan struct{}
+	err     error
+}
+
+func (r *run) PGID() int { return r.cmd.Process.Pid }
+
+func (r *run) Heartbeat() bool { return false }
+
+func (r *run) Wait() engine.Outcome {
+	<-r.done
+	o := engine.Outcome{ExitCode: -1, CostKnown: true, Duration: time.Since(r.started), Command: r.command}
+	if st, ok := r.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+		switch {
+		case st.Exited():
+			o.ExitCode = st.ExitStatus()
+		case st.Signaled():
+			o.Signal = st.Signal().String()
+		}
+	}
+	var ee *exec.ExitError
+	if r.err != nil && !errors.As(r.err, &ee) {
+		o.Err = r.err
+	}
+	o.Summary = lastLines(r.tail.String(), 5)
+	return o
+}
+
+func (r *run) Stop(grace time.Duration) {
+	pgid := r.cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-r.done:
+	case <-time.After(grace):
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	<-r.done
+}
+
+// tailWriter keeps the last max bytes written.
+type tailWriter struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailWriter) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 2*t.max {
+		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailWriter) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	b := t.buf
+	if len(b) > t.max {
+		b = b[len(b)-t.max:]
+	}
+	return string(bytes.ToValidUTF8(b, []byte("?")))
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	var kept []string
+	for i := len(lines) - 1; i >= 0 && len(kept) < n; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			kept = append([]string{strings.TrimRight(lines[i], "\r ")}, kept...)
+		}
+	}
+	return strings.Join(kept, "\n")
+}

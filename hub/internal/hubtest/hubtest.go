@@ -1,0 +1,157 @@
+// Package hubtest gives hub's tests the real parts: the hub binary built from
+// this checkout, a private HUB_HOME and HOME under t.TempDir(), and git
+// repositories to work on. It never touches the real home.
+package hubtest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// Binary builds ./cmd/hub once per test process and returns its path.
+func Binary() (string, error) {
+	buildOnce.Do(func() {
+		out, err := exec.Command("go", "env", "GOMOD").Output()
+		if err != nil {
+			buildErr = fmt.Errorf("go env GOMOD: %w", err)
+			return
+		}
+		root := filepath.Dir(strings.TrimSpace(string(out)))
+		dir, err := os.MkdirTemp("", "hub-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "hub")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/hub")
+		cmd.Dir = root
+		if b, err := cmd.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/hub: %v\n%s", err, b)
+		}
+	})
+	return binPath, buildErr
+}
+
+// MustBinary is Binary for tests: a build failure fails the test.
+func MustBinary(t testing.TB) string {
+	t.Helper()
+	p, err := Binary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// Env is a private world for one test: HUB_HOME, HOME and the config dir
+// under t.TempDir(), set in the test's own environment (t.Setenv) and
+// returned as a list for child processes.
+type Env struct {
+	Home    string // HUB_HOME
+	UserDir string // HOME
+	Vars    []string
+}
+
+// NewEnv makes the world and sets it with t.Setenv (so the test must not be parallel).
+func NewEnv(t testing.TB) *Env {
+	t.Helper()
+	base := t.TempDir()
+	e := &Env{Home: filepath.Join(base, "hub"), UserDir: filepath.Join(base, "home")}
+	if err := os.MkdirAll(e.UserDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{
+		"HUB_HOME": e.Home, "HOME": e.UserDir, "XDG_CONFIG_HOME": filepath.Join(e.UserDir, ".config"),
+		"XDG_DATA_HOME": filepath.Join(e.UserDir, ".local", "share"), "GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME": "test", "GIT_AUTHOR_EMAIL": "test@localhost",
+		"GIT_COMMITTER_NAME": "test", "GIT_COMMITTER_EMAIL": "test@localhost",
+		"HUB_CONFIG_DIR": "",
+	}
+	for k, v := range vars {
+		t.Setenv(k, v)
+	}
+	bin := MustBinary(t)
+	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	e.Vars = os.Environ()
+	t.Cleanup(func() { e.Shutdown(t) })
+	return e
+}
+
+// Shutdown stops the daemon and every shim of this HUB_HOME, so no process
+// outlives the test.
+func (e *Env) Shutdown(t testing.TB) {
+	// The daemon and shims carry HUB_HOME in their environment, workers
+	// HUB_SOCKET (a path under it): find them all by it.
+	entries, _ := os.ReadDir("/proc")
+	for _, d := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
+		if err != nil || !bytes.Contains(b, []byte("="+e.Home)) {
+			continue
+		}
+		var pid int
+		if _, err := fmt.Sscan(d.Name(), &pid); err == nil && pid != os.Getpid() {
+			p, _ := os.FindProcess(pid)
+			_ = p.Kill()
+		}
+	}
+}
+
+// Git runs git in dir and fails the test on error.
+func Git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// Repo makes a git repository at dir with files committed on main.
+func Repo(t testing.TB, dir string, files map[string]string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	Git(t, dir, "init", "-q", "-b", "main")
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	Git(t, dir, "add", "-A")
+	Git(t, dir, "commit", "-q", "-m", "initial")
+	return dir
+}
+
+// Hub runs the hub binary with args and returns stdout, stderr and the exit code.
+func Hub(t testing.TB, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(MustBinary(t), args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("hub %v: %v", args, err)
+	}
+	return o.String(), e.String(), code
+}

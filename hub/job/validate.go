@@ -1,0 +1,248 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+// MaxTaskBytes bounds a task's text.
+const MaxTaskBytes = 256 << 10
+
+// Limits on timeouts a caller may ask for.
+const maxTimeoutS = 7 * 24 * 3600
+
+// FieldError is a refused start: what is wrong, with which field, and what to do.
+type FieldError struct {
+	Field string
+	Msg   string
+	Hint  string
+	// Refused marks a valid request hub cannot grant (capability, cap), as
+	// opposed to a malformed one.
+	Refused bool
+}
+
+func (e *FieldError) Error() string { return e.Msg }
+
+func bad(field, hint, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Msg: fmt.Sprintf(format, args...), Hint: hint}
+}
+
+func refused(field, hint, format string, args ...any) *FieldError {
+	e := bad(field, hint, format, args...)
+	e.Refused = true
+	return e
+}
+
+// Request is a validated start: everything the daemon needs to create the job.
+type Request struct {
+	Params    protocol.StartParams // normalized: defaults filled in
+	Repo      *gitx.Repo           // nil for a cwd read job
+	BaseSHA   string
+	Engine    engine.Engine
+	MaxMicros int64
+	Notes     []string
+}
+
+// Validate checks a start request completely before anything is created.
+// It reads the repo in-process (no git process) so start stays fast.
+func Validate(p protocol.StartParams, s config.Settings, reg *engine.Registry) (*Request, error) {
+	r := &Request{}
+	if strings.TrimSpace(p.Task) == "" {
+		return nil, bad("task", "say what the worker should do, as you would to a colleague", "task is empty")
+	}
+	if len(p.Task) > MaxTaskBytes {
+		return nil, bad("task", "put long material in a file in the repo and name it in the task and files",
+			"task is %s; the limit is %s", byteSize(len(p.Task)), byteSize(MaxTaskBytes))
+	}
+	if !utf8.ValidString(p.Task) || strings.ContainsRune(p.Task, 0) {
+		return nil, bad("task", "send the task as UTF-8 text", "task is not valid UTF-8 text")
+	}
+	switch p.Kind {
+	case "":
+		p.Kind = protocol.KindWrite
+	case protocol.KindWrite, protocol.KindRead:
+	default:
+		return nil, bad("kind", "use write (change code on a branch) or read (answer a question)", "unknown kind %q", p.Kind)
+	}
+	switch p.Isolation {
+	case "":
+		p.Isolation = protocol.IsolationWorktree
+	case protocol.IsolationWorktree, protocol.IsolationSandbox, protocol.IsolationIsolated, protocol.IsolationUntrusted:
+	default:
+		return nil, bad("isolation", "use one of "+strings.Join(protocol.IsolationLevels, ", "), "unknown isolation level %q", p.Isolation)
+	}
+
+	// Money.
+	maxUSD := s.DefaultMaxUSD
+	if p.MaxUSD != nil {
+		maxUSD = *p.MaxUSD
+	}
+	switch {
+	case math.IsNaN(maxUSD) || math.IsInf(maxUSD, 0):
+		return nil, bad("max_usd", "pass a dollar amount such as 2.5", "max_usd is not a number")
+	case maxUSD < 0:
+		return nil, bad("max_usd", "pass 0 for a job that may spend nothing, or a positive amount", "max_usd is negative (%g)", maxUSD)
+	case maxUSD > s.MaxJobUSD:
+		return nil, refused("max_usd", fmt.Sprintf("ask for at most $%.2f, or raise max_job_usd in hub's config", s.MaxJobUSD),
+			"max_usd $%.2f is above the per-job ceiling of $%.2f", maxUSD, s.MaxJobUSD)
+	case maxUSD > s.MonthlyCapUSD:
+		return nil, refused("max_usd", "ask for less, or raise monthly_cap_usd", "max_usd $%.2f is above the monthly cap of $%.2f", maxUSD, s.MonthlyCapUSD)
+	}
+	r.MaxMicros = config.Micros(maxUSD)
+	p.MaxUSD = &maxUSD
+
+	// Timeouts.
+	for _, t := range []struct {
+		name string
+		v    *int
+		def  int
+	}{{"timeout_s", &p.TimeoutS, s.TimeoutS}, {"verify_timeout_s", &p.VerifyTimeoutS, s.VerifyTimeoutS},
+		{"ask_timeout_s", &p.AskTimeoutS, s.AskTimeoutS}, {"stall_timeout_s", &p.StallTimeoutS, s.StallTimeoutS}} {
+		switch {
+		case *t.v < 0:
+			return nil, bad(t.name, "pass a number of seconds, or leave it out for the default", "%s is negative", t.name)
+		case *t.v > maxTimeoutS:
+			return nil, bad(t.name, "at most a week (604800 s)", "%s of %d s is too long", t.name, *t.v)
+		case *t.v == 0:
+			*t.v = t.def
+		}
+	}
+	if p.MaxTurns < 0 {
+		return nil, bad("max_turns", "pass a positive number of turns", "max_turns is negative")
+	}
+	if strings.ContainsRune(p.Verify, 0) {
+		return nil, bad("verify", "pass a shell command", "verify contains a NUL byte")
+	}
+	for _, f := range p.Files {
+		if f == "" || filepath.IsAbs(f) || strings.HasPrefix(filepath.Clean(f), "..") {
+			return nil, bad("files", "name files relative to the repo's top", "file %q is not a path inside the repo", f)
+		}
+	}
+
+	// Where the job runs.
+	switch {
+	case p.Repo != "":
+		if !filepath.IsAbs(p.Repo) {
+			return nil, bad("repo", "pass an absolute path", "repo %q is not an absolute path", p.Repo)
+		}
+		repo, err := gitx.Open(p.Repo)
+		if err != nil {
+			return nil, bad("repo", repoHint(err), "%v", err)
+		}
+		sha, err := repo.Resolve(p.Base)
+		if err != nil {
+			return nil, bad("base", "pass a branch, tag or commit of that repo, or leave base out for HEAD", "%v", err)
+		}
+		r.Repo, r.BaseSHA = repo, sha
+		p.Repo = repo.Top
+		if p.Base == "" {
+			p.Base = "HEAD"
+		}
+	case p.Kind == protocol.KindRead && p.Cwd != "":
+		if !filepath.IsAbs(p.Cwd) {
+			return nil, bad("cwd", "pass an absolute path", "cwd %q is not an absolute path", p.Cwd)
+		}
+		fi, err := os.Stat(p.Cwd)
+		if err != nil || !fi.IsDir() {
+			return nil, bad("cwd", "pass an existing directory", "cwd %q is not a directory", p.Cwd)
+		}
+	default:
+		if p.Kind == protocol.KindRead {
+			return nil, bad("repo", "pass repo (a git checkout) or cwd (a directory) for a read job", "a read job needs repo or cwd")
+		}
+		return nil, bad("repo", "pass the absolute path of a git checkout", "repo is required for a write job")
+	}
+
+	// Engine.
+	e, err := pickEngine(p, reg)
+	if err != nil {
+		return nil, err
+	}
+	r.Engine = e
+	p.Engine = e.Name()
+	if p.Kind == protocol.KindRead && r.Repo == nil && !e.Capabilities().ReadOnly {
+		return nil, refused("cwd", "pass repo instead: hub then answers in a throwaway checkout it removes after",
+			"engine %s cannot run read-only in a plain directory", e.Name())
+	}
+	if p.Isolation == protocol.IsolationWorktree {
+		r.Notes = append(r.Notes, "isolation worktree: a separate checkout and branch, not a sandbox; the worker runs as you")
+	}
+	r.Params = p
+	return r, nil
+}
+
+func pickEngine(p protocol.StartParams, reg *engine.Registry) (engine.Engine, error) {
+	if p.Engine != "" && p.Engine != "auto" {
+		e, ok := reg.Get(p.Engine)
+		if !ok {
+			return nil, bad("engine", "use auto or one of: "+strings.Join(reg.Names(), ", "), "unknown engine %q", p.Engine)
+		}
+		if err := canTake(e, p); err != nil {
+			return nil, err
+		}
+		return e, nil
+	}
+	var why []string
+	for _, e := range reg.All() {
+		if err := canTake(e, p); err != nil {
+			why = append(why, e.Name()+": "+err.Error())
+			continue
+		}
+		return e, nil
+	}
+	return nil, refused("engine", "name an engine that fits, or change the request", "no engine can take this job (%s)", strings.Join(why, "; "))
+}
+
+func canTake(e engine.Engine, p protocol.StartParams) error {
+	caps := e.Capabilities()
+	if !contains(caps.Isolation, p.Isolation) {
+		return refused("isolation", "ask for a level it can enforce, or pick another engine",
+			"engine %s cannot enforce isolation %s (it enforces: %s); hub refuses rather than downgrade",
+			e.Name(), p.Isolation, strings.Join(caps.Isolation, ", "))
+	}
+	if err := e.Check(p); err != nil {
+		return bad("engine", "", "%v", err)
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func repoHint(err error) string {
+	switch {
+	case errors.Is(err, gitx.ErrNotRepo):
+		return "pass the top of a git checkout (git init, then commit)"
+	case errors.Is(err, gitx.ErrBare):
+		return "pass a checkout with a work tree, not a bare repository"
+	case errors.Is(err, gitx.ErrNoCommits):
+		return "commit something first; hub starts every job from a commit"
+	}
+	return "pass the absolute path of a git checkout"
+}
+
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

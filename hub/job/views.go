@@ -1,0 +1,195 @@
+package job
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/store"
+)
+
+// Status builds the short view of a job. pending is its oldest pending
+// question, or nil.
+func Status(j *store.Job, pending *store.Question, now time.Time) protocol.JobStatus {
+	st := protocol.JobStatus{
+		ID: j.ID, State: j.State, Kind: j.Kind, Engine: j.Engine, Model: j.Model,
+		Repo: j.Repo, Branch: j.Branch, Base: j.BaseSHA, Head: j.HeadSHA,
+		Task: FirstLine(j.Task, 100), Progress: j.Progress,
+		CostUSD: config.USD(j.CostMicros), CostKnown: j.CostKnown,
+		Salvaged: j.Salvaged, Error: j.Error, CreatedAt: j.CreatedAt, Cursor: j.Cursor,
+	}
+	if pending != nil && j.State == protocol.StateNeedsInput {
+		st.Question = QuestionView(pending)
+	}
+	if len(j.Verify) > 0 {
+		var v protocol.Verify
+		if json.Unmarshal(j.Verify, &v) == nil {
+			code := v.ExitCode
+			st.VerifyExit = &code
+		}
+	}
+	end := now
+	if !j.EndedAt.IsZero() {
+		e := j.EndedAt
+		st.EndedAt = &e
+		end = e
+	}
+	st.ElapsedMS = end.Sub(j.CreatedAt).Milliseconds()
+	return st
+}
+
+// QuestionView converts a stored question.
+func QuestionView(q *store.Question) *protocol.Question {
+	return &protocol.Question{ID: q.ID, Kind: q.Kind, Text: q.Text, Context: q.Context,
+		AskedAt: q.AskedAt, ExpiresAt: q.ExpiresAt, Cursor: q.Cursor}
+}
+
+// FirstLine returns the first line of s, cut to n runes.
+func FirstLine(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// Line renders a job in one line: `id state · engine · 12s · $0.00 · verified`.
+func Line(st protocol.JobStatus) string {
+	parts := []string{st.ID + " " + string(st.State), st.Engine, Duration(time.Duration(st.ElapsedMS) * time.Millisecond)}
+	if st.CostKnown || st.CostUSD > 0 {
+		parts = append(parts, fmt.Sprintf("$%.2f", st.CostUSD))
+	}
+	switch {
+	case st.VerifyExit != nil && *st.VerifyExit == 0:
+		parts = append(parts, "verified")
+	case st.VerifyExit != nil:
+		parts = append(parts, fmt.Sprintf("verify exit %d", *st.VerifyExit))
+	}
+	if st.Salvaged {
+		parts = append(parts, "salvaged")
+	}
+	switch {
+	case st.Question != nil:
+		parts = append(parts, "asks: "+FirstLine(st.Question.Text, 60))
+	case st.Error != "":
+		parts = append(parts, FirstLine(st.Error, 80))
+	case st.Progress != "" && !st.State.Terminal():
+		parts = append(parts, FirstLine(st.Progress, 60))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// Duration renders d for a person: 850ms, 12s, 4m10s, 2h05m.
+func Duration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// Summary renders the result in at most 10 lines: the outcome, the answer
+// (claimed), files, commit, verify, what is left.
+func Summary(st protocol.JobStatus, ev *protocol.Evidence) string {
+	var b []string
+	b = append(b, Line(st))
+	if ev == nil {
+		if !st.State.Terminal() {
+			b = append(b, "not ended yet: wait for it, then ask again")
+		}
+		return strings.Join(b, "\n")
+	}
+	if ev.Claimed.Summary != "" {
+		lines := strings.Split(ev.Claimed.Summary, "\n")
+		if len(lines) > 3 {
+			lines = lines[len(lines)-3:]
+		}
+		b = append(b, "worker says: "+strings.Join(lines, " / "))
+	}
+	if ev.Kind == protocol.KindWrite {
+		add, del := 0, 0
+		var names []string
+		for _, f := range ev.Files {
+			if f.Added > 0 {
+				add += f.Added
+			}
+			if f.Deleted > 0 {
+				del += f.Deleted
+			}
+			names = append(names, f.Path)
+		}
+		if len(names) > 6 {
+			names = append(names[:6], fmt.Sprintf("+%d more", len(names)-6))
+		}
+		if len(ev.Files) == 0 {
+			b = append(b, "files: none changed")
+		} else {
+			b = append(b, fmt.Sprintf("files: %d changed (+%d -%d): %s", len(ev.Files), add, del, strings.Join(names, ", ")))
+		}
+		if ev.Head != "" && ev.Head != ev.Base {
+			b = append(b, fmt.Sprintf("commit: %s %s..%s (%d commits)", ev.Branch, short(ev.Base), short(ev.Head), len(ev.Commits)))
+		}
+	}
+	if v := ev.Verify; v != nil {
+		s := fmt.Sprintf("verify: `%s` exit %d in %s on %s", FirstLine(v.Command, 60), v.ExitCode,
+			Duration(time.Duration(v.DurationMS)*time.Millisecond), short(v.Commit))
+		if v.TimedOut {
+			s += " (timed out)"
+		}
+		b = append(b, s)
+		if v.ExitCode != 0 && v.OutputTail != "" {
+			b = append(b, "verify output: "+FirstLine(lastLine(v.OutputTail), 160))
+		}
+	}
+	b = append(b, "left: "+left(st, ev))
+	if ev.Observed.UserCheckoutDirty {
+		b = append(b, "note: your checkout had uncommitted changes; the job started from the commit without them")
+	}
+	if len(b) > 10 {
+		b = b[:10]
+	}
+	return strings.Join(b, "\n")
+}
+
+func left(st protocol.JobStatus, ev *protocol.Evidence) string {
+	switch {
+	case ev.Kind == protocol.KindRead && st.State == protocol.StateSucceeded:
+		return "nothing; the answer is above"
+	case st.State == protocol.StateSucceeded:
+		return fmt.Sprintf("review and merge %s (git merge %s), then cleanup", ev.Branch, ev.Branch)
+	case ev.Error != "":
+		s := FirstLine(ev.Error, 120)
+		if ev.Salvaged {
+			s += "; partial work is committed on " + ev.Branch
+		}
+		return s
+	}
+	return string(st.State)
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return lines[len(lines)-1]
+}
+
+func short(sha string) string {
+	if len(sha) > 10 {
+		return sha[:10]
+	}
+	return sha
+}
+
+// NoteDirty is the note a job carries when the user's checkout had
+// uncommitted changes the job did not get.
+const NoteDirty = "your checkout had uncommitted changes; the job started from the commit without them"

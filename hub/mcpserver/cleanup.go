@@ -1,0 +1,48 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+type cleanupIn struct {
+	ID           string `json:"id" jsonschema:"job id"`
+	DeleteBranch bool   `json:"delete_branch,omitempty" jsonschema:"also delete hub/<id>"`
+}
+
+func addCleanup(s *Server) {
+	addTool(s, &mcp.Tool{
+		Name:        "cleanup",
+		Description: "Remove an ended job's worktree; the branch is kept unless asked.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), IdempotentHint: true},
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in cleanupIn) (*mcp.CallToolResult, *protocol.CleanupResult, error) {
+		var out protocol.CleanupResult
+		p := protocol.CleanupParams{ID: in.ID, DeleteBranch: in.DeleteBranch}
+		if err := s.call(ctx, protocol.MethodJobCleanup, p, &out); err != nil {
+			return nil, nil, err
+		}
+		return text("%s", cleanupText(&out)), &out, nil
+	})
+}
+
+func cleanupText(r *protocol.CleanupResult) string {
+	var parts []string
+	if r.WorktreeRemoved {
+		parts = append(parts, "worktree removed")
+	} else {
+		parts = append(parts, "no worktree to remove")
+	}
+	switch {
+	case r.Branch == "":
+	case r.BranchDeleted:
+		parts = append(parts, "branch "+r.Branch+" deleted")
+	default:
+		parts = append(parts, "branch "+r.Branch+" kept")
+	}
+	return fmt.Sprintf("%s: %s", r.ID, strings.Join(parts, " · "))
+}

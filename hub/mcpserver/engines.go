@@ -1,0 +1,52 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+func addEngines(s *Server) {
+	addTool(s, &mcp.Tool{
+		Name:        "engines",
+		Description: "Engines on this machine, capacity and this month's spend.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, *protocol.EnginesResult, error) {
+		var out protocol.EnginesResult
+		if err := s.call(ctx, protocol.MethodEngineList, struct{}{}, &out); err != nil {
+			return nil, nil, err
+		}
+		return text("%s", enginesText(&out)), &out, nil
+	})
+}
+
+func enginesText(r *protocol.EnginesResult) string {
+	var b strings.Builder
+	for _, e := range r.Engines {
+		if e.Available {
+			fmt.Fprintf(&b, "%s ready", e.Name)
+			if e.Version != "" {
+				fmt.Fprintf(&b, " %s", e.Version)
+			}
+			if e.Capabilities.Pays != "" {
+				fmt.Fprintf(&b, " · %s", e.Capabilities.Pays)
+			}
+			if len(e.Capabilities.Isolation) > 0 {
+				fmt.Fprintf(&b, " · %s", strings.Join(e.Capabilities.Isolation, ","))
+			}
+		} else {
+			fmt.Fprintf(&b, "%s unavailable", e.Name)
+			if e.Reason != "" {
+				fmt.Fprintf(&b, ": %s", oneLine(e.Reason, 120))
+			}
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "%s: spent $%.2f, reserved $%.2f of $%.2f · running %d/%d · queued %d",
+		r.Month, r.SpentUSD, r.ReservedUSD, r.MonthlyCapUSD, r.Running, r.MaxRunning, r.Queued)
+	return b.String()
+}

@@ -1,0 +1,294 @@
+package mcpserver
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+var (
+	t0     = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	doneAt = t0.Add(12 * time.Second)
+)
+
+// TestForward checks that each tool calls the right daemon method with the
+// right params, and answers with the daemon's result and a short text.
+func TestForward(t *testing.T) {
+	isolate(t)
+	succeeded := protocol.JobStatus{ID: "abc12345", State: protocol.StateSucceeded, Kind: "write", Engine: "exec",
+		Branch: "hub/abc12345", Task: "fix it", CostKnown: true, VerifyExit: ptr(0), CreatedAt: t0, EndedAt: &doneAt,
+		ElapsedMS: 12_400, Cursor: 9}
+	asking := protocol.JobStatus{ID: "def67890", State: protocol.StateNeedsInput, Kind: "write", Engine: "exec",
+		Task: "colour", CostKnown: true, ElapsedMS: 3000, Cursor: 7,
+		Question: &protocol.Question{ID: "q1", Kind: "question", Text: "which colour?", AskedAt: t0, ExpiresAt: t0.Add(time.Minute), Cursor: 7}}
+	failed := protocol.JobStatus{ID: "0badf00d", State: protocol.StateFailed, Kind: "write", Engine: "claude", Task: "x",
+		CostUSD: 0.412, CostKnown: true, VerifyExit: ptr(1), Error: "verify failed", ElapsedMS: 6*60_000 + 3000, Cursor: 5}
+	ev := &protocol.Evidence{ID: "abc12345", Status: protocol.StateSucceeded, Kind: "write", Engine: "exec",
+		Base: "1111", Head: "2222", Isolation: "worktree", Files: []protocol.FileChange{{Path: "bug.txt", Change: "modified", Added: 1, Deleted: 1}}}
+
+	tests := []struct {
+		name       string
+		tool       string
+		args       map[string]any
+		wantMethod string
+		wantParams any
+		result     any
+		wantText   string
+		out        func() any // a fresh value to decode the structured output into
+	}{
+		{
+			name: "start", tool: "start",
+			args: map[string]any{"task": "fix bug.txt", "repo": "/r", "cwd": "/c", "base": "main", "kind": "write",
+				"files": []string{"bug.txt"}, "engine": "exec", "exec": "make fix", "profile": "p", "model": "m",
+				"effort": "high", "max_usd": 0, "max_turns": 7, "timeout_s": 60, "isolation": "sandbox",
+				"verify": "make test", "definition_of_done": "tests pass", "ask_timeout_s": 30},
+			wantMethod: protocol.MethodJobStart,
+			wantParams: protocol.StartParams{Task: "fix bug.txt", Repo: "/r", Cwd: "/c", Base: "main", Kind: "write",
+				Files: []string{"bug.txt"}, Engine: "exec", Exec: "make fix", Profile: "p", Model: "m", Effort: "high",
+				MaxUSD: ptr(0.0), MaxTurns: 7, TimeoutS: 60, Isolation: "sandbox", Verify: "make test",
+				DefinitionOfDone: "tests pass", AskTimeoutS: 30},
+			result: protocol.StartResult{ID: "abc12345", State: protocol.StateQueued, Engine: "exec", Branch: "hub/abc12345",
+				Base: "1111", Isolation: "sandbox", Notes: []string{"uncommitted changes are not carried"}},
+			wantText: "abc12345 queued · exec · branch hub/abc12345 · sandbox\n  note: uncommitted changes are not carried",
+			out:      func() any { return &protocol.StartResult{} },
+		},
+		{
+			name: "start defaults", tool: "start",
+			args:       map[string]any{"task": "look", "kind": "read", "cwd": "/c"},
+			wantMethod: protocol.MethodJobStart,
+			wantParams: protocol.StartParams{Task: "look", Kind: "read", Cwd: "/c"}, // max_usd omitted stays nil
+			result:     protocol.StartResult{ID: "abc12345", State: protocol.StateQueued, Engine: "exec", Isolation: "worktree"},
+			wantText:   "abc12345 queued · exec",
+			out:        func() any { return &protocol.StartResult{} },
+		},
+		{
+			name: "start_many", tool: "start_many",
+			args: map[string]any{"jobs": []map[string]any{
+				{"task": "a", "repo": "/r", "max_usd": 1.5}, {"task": "b", "repo": "/r", "isolation": "bogus"}}},
+			wantMethod: protocol.MethodStartMany,
+			wantParams: protocol.StartManyParams{Jobs: []protocol.StartParams{
+				{Task: "a", Repo: "/r", MaxUSD: ptr(1.5)}, {Task: "b", Repo: "/r", Isolation: "bogus"}}},
+			result: protocol.StartManyResult{Results: []protocol.StartManyItem{
+				{StartResult: &protocol.StartResult{ID: "abc12345", State: protocol.StateQueued, Engine: "exec", Branch: "hub/abc12345", Isolation: "worktree"}},
+				{Error: &protocol.ItemError{Code: protocol.CodeInvalidParams, Message: `unknown isolation level "bogus"`, Field: "isolation",
+					Hint: "use one of worktree, sandbox, isolated, untrusted"}},
+			}},
+			wantText: "abc12345 queued · exec · branch hub/abc12345\n" +
+				`#2 refused: unknown isolation level "bogus". (field isolation) Use one of worktree, sandbox, isolated, untrusted.`,
+			out: func() any { return &protocol.StartManyResult{} },
+		},
+		{
+			name: "wait", tool: "wait",
+			args:       map[string]any{"ids": []string{"abc12345", "def67890", "0badf00d", "nosuch"}, "any": true, "since": 4},
+			wantMethod: protocol.MethodJobWait,
+			wantParams: protocol.WaitParams{IDs: []string{"abc12345", "def67890", "0badf00d", "nosuch"}, TimeoutS: 300, Any: true, Since: 4},
+			result: protocol.WaitResult{Jobs: []protocol.JobStatus{succeeded, asking, failed},
+				Unknown: []string{"nosuch"}, Done: true, Cursor: 9},
+			wantText: "abc12345 succeeded · exec · 12s · $0.00 · verified\n" +
+				"def67890 needs_input · exec · 3s · $0.00 · asks: which colour?\n" +
+				"0badf00d failed · claude · 6m3s · $0.41 · verify failed (exit 1) · verify failed\n" +
+				"unknown ids: nosuch\n" +
+				"cursor 9",
+			out: func() any { return &protocol.WaitResult{} },
+		},
+		{
+			name: "wait timeout", tool: "wait",
+			args:       map[string]any{"ids": []string{"abc12345"}, "timeout_s": 0.5},
+			wantMethod: protocol.MethodJobWait,
+			wantParams: protocol.WaitParams{IDs: []string{"abc12345"}, TimeoutS: 0.5},
+			result: protocol.WaitResult{Jobs: []protocol.JobStatus{{ID: "abc12345", State: protocol.StateRunning, Engine: "exec",
+				Progress: "running tests", ElapsedMS: 61_000}}, Cursor: 3},
+			wantText: "abc12345 running · exec · 1m1s · $? · running tests\ntimeout · cursor 3",
+			out:      func() any { return &protocol.WaitResult{} },
+		},
+		{
+			name: "status", tool: "status", args: map[string]any{"id": "abc12345"},
+			wantMethod: protocol.MethodJobStatus, wantParams: protocol.IDParams{ID: "abc12345"},
+			result:   succeeded,
+			wantText: "abc12345 succeeded · exec · 12s · $0.00 · verified",
+			out:      func() any { return &protocol.JobStatus{} },
+		},
+		{
+			name: "result", tool: "result", args: map[string]any{"id": "abc12345"},
+			wantMethod: protocol.MethodJobResult, wantParams: protocol.ResultParams{ID: "abc12345"},
+			result: protocol.ResultResult{ID: "abc12345", State: protocol.StateSucceeded,
+				Summary: "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12"},
+			wantText: "1\n2\n3\n4\n5\n6\n7\n8\n9\n10",
+			out:      func() any { return &protocol.ResultResult{} },
+		},
+		{
+			name: "result full", tool: "result", args: map[string]any{"id": "abc12345", "full": true},
+			wantMethod: protocol.MethodJobResult, wantParams: protocol.ResultParams{ID: "abc12345", Full: true},
+			result:   protocol.ResultResult{ID: "abc12345", State: protocol.StateSucceeded, Summary: "short", Full: "the\nwhole\ntext"},
+			wantText: "the\nwhole\ntext",
+			out:      func() any { return &protocol.ResultResult{} },
+		},
+		{
+			name: "result evidence", tool: "result", args: map[string]any{"id": "abc12345", "evidence": true},
+			wantMethod: protocol.MethodJobResult, wantParams: protocol.ResultParams{ID: "abc12345", Evidence: true},
+			result:   protocol.ResultResult{ID: "abc12345", State: protocol.StateSucceeded, Summary: "short", Evidence: ev},
+			wantText: string(mustJSON(ev)),
+			out:      func() any { return &protocol.ResultResult{} },
+		},
+		{
+			name: "reply", tool: "reply", args: map[string]any{"id": "def67890", "text": "blue"},
+			wantMethod: protocol.MethodJobReply, wantParams: protocol.ReplyParams{ID: "def67890", Text: "blue"},
+			result:   protocol.ReplyResult{ID: "def67890", QuestionID: "q1", Delivered: true},
+			wantText: "def67890: answer to q1 delivered; wait again with since=cursor",
+			out:      func() any { return &protocol.ReplyResult{} },
+		},
+		{
+			name: "reply to a question", tool: "reply", args: map[string]any{"id": "def67890", "text": "blue", "question_id": "q1"},
+			wantMethod: protocol.MethodJobReply, wantParams: protocol.ReplyParams{ID: "def67890", QuestionID: "q1", Text: "blue"},
+			result:   protocol.ReplyResult{ID: "def67890", QuestionID: "q1"},
+			wantText: "def67890: answer to q1 recorded, not yet delivered; wait again with since=cursor",
+			out:      func() any { return &protocol.ReplyResult{} },
+		},
+		{
+			name: "steer", tool: "steer", args: map[string]any{"id": "abc12345", "text": "only touch bug.txt"},
+			wantMethod: protocol.MethodJobSteer, wantParams: protocol.SteerParams{ID: "abc12345", Text: "only touch bug.txt"},
+			result:   protocol.SteerResult{ID: "abc12345", Queued: true},
+			wantText: "abc12345: steering queued; it reaches the worker at its next progress report or tool result",
+			out:      func() any { return &protocol.SteerResult{} },
+		},
+		{
+			name: "stop", tool: "stop", args: map[string]any{"id": "abc12345"},
+			wantMethod: protocol.MethodJobStop, wantParams: protocol.IDParams{ID: "abc12345"},
+			result:   protocol.JobStatus{ID: "abc12345", State: protocol.StateCancelled, Engine: "exec", CostKnown: true, Salvaged: true, ElapsedMS: 2000},
+			wantText: "abc12345 cancelled · exec · 2s · $0.00 · salvaged",
+			out:      func() any { return &protocol.JobStatus{} },
+		},
+		{
+			name: "cleanup", tool: "cleanup", args: map[string]any{"id": "abc12345", "delete_branch": true},
+			wantMethod: protocol.MethodJobCleanup, wantParams: protocol.CleanupParams{ID: "abc12345", DeleteBranch: true},
+			result:   protocol.CleanupResult{ID: "abc12345", WorktreeRemoved: true, BranchDeleted: true, Branch: "hub/abc12345"},
+			wantText: "abc12345: worktree removed · branch hub/abc12345 deleted",
+			out:      func() any { return &protocol.CleanupResult{} },
+		},
+		{
+			name: "cleanup keeps the branch", tool: "cleanup", args: map[string]any{"id": "abc12345"},
+			wantMethod: protocol.MethodJobCleanup, wantParams: protocol.CleanupParams{ID: "abc12345"},
+			result:   protocol.CleanupResult{ID: "abc12345", WorktreeRemoved: true, Branch: "hub/abc12345"},
+			wantText: "abc12345: worktree removed · branch hub/abc12345 kept",
+			out:      func() any { return &protocol.CleanupResult{} },
+		},
+		{
+			name: "engines", tool: "engines",
+			wantMethod: protocol.MethodEngineList, wantParams: struct{}{},
+			result: protocol.EnginesResult{Engines: []protocol.EngineInfo{
+				{Name: "exec", Available: true, Version: "1", Capabilities: protocol.EngineCapabilities{Isolation: []string{"worktree", "isolated"}, Pays: "free"}},
+				{Name: "claude", Reason: "claude not on PATH"}},
+				Month: "2026-05", SpentUSD: 1.25, ReservedUSD: 2, MonthlyCapUSD: 180, Running: 1, MaxRunning: 4},
+			wantText: "exec ready 1 · free · worktree,isolated\nclaude unavailable: claude not on PATH\n" +
+				"2026-05: spent $1.25, reserved $2.00 of $180.00 · running 1/4 · queued 0",
+			out: func() any { return &protocol.EnginesResult{} },
+		},
+	}
+	for _, v := range append(versions, "") {
+		name := v
+		if name == "" {
+			name = "default"
+		}
+		t.Run(name, func(t *testing.T) {
+			for _, tc := range tests {
+				t.Run(tc.name, func(t *testing.T) {
+					fd := &fakeDaemon{handle: canned(tc.result)}
+					cs := connect(t, New(fd, Options{}), v, nil)
+					res, err := cs.CallTool(deadline(t, 10*time.Second), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if res.IsError {
+						t.Fatalf("tool error: %s", contentText(res))
+					}
+					if diff := cmp.Diff([]fakeCall{{tc.wantMethod, tc.wantParams}}, fd.Calls()); diff != "" {
+						t.Errorf("daemon calls (-want +got):\n%s", diff)
+					}
+					if diff := cmp.Diff(tc.wantText, contentText(res)); diff != "" {
+						t.Errorf("text (-want +got):\n%s", diff)
+					}
+					got := tc.out()
+					decode(t, res, got)
+					want := tc.out()
+					remarshal(t, tc.result, want)
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Errorf("structured output (-want +got):\n%s", diff)
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestDaemonErrors checks that a daemon failure is a tool result with
+// IsError and a sentence saying what to do, never a protocol error.
+func TestDaemonErrors(t *testing.T) {
+	isolate(t)
+	notFound := errorWith(protocol.CodeNotFound, "no job \"nosuch\"", protocol.ErrorData{Hint: "check the id with wait or engines"})
+	wrongState := errorWith(protocol.CodeWrongState, "job abc12345 is running", protocol.ErrorData{Hint: "stop it first, or wait for it to end"})
+	badField := errorWith(protocol.CodeInvalidParams, "task is empty", protocol.ErrorData{Field: "task", Hint: "say what the worker should do"})
+	noHint := errorWith(protocol.CodeInternal, "boom", protocol.ErrorData{})
+	tests := []struct {
+		tool string
+		args map[string]any
+		err  error
+		want string
+	}{
+		{"status", map[string]any{"id": "nosuch"}, notFound, `no job "nosuch". Check the id with wait or engines.`},
+		{"cleanup", map[string]any{"id": "abc12345"}, wrongState, "job abc12345 is running. Stop it first, or wait for it to end."},
+		{"start", map[string]any{"task": " "}, badField, "task is empty. Say what the worker should do."},
+		{"stop", map[string]any{"id": "abc12345"}, noHint, "boom."},
+		{"wait", map[string]any{"ids": []string{"a"}}, notFound, `no job "nosuch". Check the id with wait or engines.`},
+		{"engines", nil, errClosed, "hub daemon unreachable"},
+		{"start_many", map[string]any{"jobs": []map[string]any{}}, errorWith(protocol.CodeInvalidParams, "no jobs", protocol.ErrorData{Field: "jobs"}), "no jobs. (field jobs)"},
+	}
+	for _, v := range versions {
+		for _, tc := range tests {
+			t.Run(v+"/"+tc.tool, func(t *testing.T) {
+				fd := &fakeDaemon{handle: func(context.Context, string, any) (any, error) { return nil, tc.err }}
+				cs := connect(t, New(fd, Options{}), v, nil)
+				res, err := cs.CallTool(deadline(t, 10*time.Second), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+				if err != nil {
+					t.Fatalf("protocol error %v; want a tool error", err)
+				}
+				if !res.IsError {
+					t.Fatalf("IsError false: %s", contentText(res))
+				}
+				if got := contentText(res); !strings.HasPrefix(got, tc.want) {
+					t.Errorf("text %q, want it to start with %q", got, tc.want)
+				}
+				if res.StructuredContent != nil {
+					t.Errorf("error result has structured content %v", res.StructuredContent)
+				}
+			})
+		}
+	}
+}
+
+// TestBadArguments checks that arguments the schema refuses are a tool
+// error too, and reach no daemon.
+func TestBadArguments(t *testing.T) {
+	isolate(t)
+	fd := &fakeDaemon{handle: canned(struct{}{})}
+	cs := connect(t, New(fd, Options{}), versions[0], nil)
+	for _, args := range []map[string]any{{}, {"task": 3}, {"task": "x", "bogus": 1}} {
+		res, err := cs.CallTool(deadline(t, 10*time.Second), &mcp.CallToolParams{Name: "start", Arguments: args})
+		if err != nil {
+			t.Fatalf("%v: protocol error %v", args, err)
+		}
+		if !res.IsError {
+			t.Errorf("%v: not a tool error: %s", args, contentText(res))
+		}
+	}
+	if calls := fd.Calls(); len(calls) != 0 {
+		t.Errorf("daemon got %v", calls)
+	}
+}

@@ -1,0 +1,56 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+type resultIn struct {
+	ID       string `json:"id" jsonschema:"job id"`
+	Full     bool   `json:"full,omitempty" jsonschema:"the whole final text"`
+	Evidence bool   `json:"evidence,omitempty" jsonschema:"what hub observed, as JSON"`
+}
+
+// summaryLines bounds the summary the supervisor reads by default.
+const summaryLines = 10
+
+func addResult(s *Server) {
+	addTool(s, &mcp.Tool{
+		Name:        "result",
+		Description: "A job's outcome: a 10-line summary, the full text, or the evidence.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in resultIn) (*mcp.CallToolResult, *protocol.ResultResult, error) {
+		var out protocol.ResultResult
+		p := protocol.ResultParams{ID: in.ID, Full: in.Full, Evidence: in.Evidence}
+		if err := s.call(ctx, protocol.MethodJobResult, p, &out); err != nil {
+			return nil, nil, err
+		}
+		return text("%s", resultText(in, &out)), &out, nil
+	})
+}
+
+func resultText(in resultIn, r *protocol.ResultResult) string {
+	var parts []string
+	switch {
+	case in.Full && r.Full != "":
+		parts = append(parts, r.Full)
+	case !in.Evidence || r.Evidence == nil:
+		sum := firstLines(r.Summary, summaryLines)
+		if sum == "" {
+			sum = r.ID + " " + string(r.State) + ": no summary yet"
+		}
+		parts = append(parts, sum)
+	}
+	if in.Evidence && r.Evidence != nil {
+		b, err := json.Marshal(r.Evidence)
+		if err == nil {
+			parts = append(parts, string(b))
+		}
+	}
+	return strings.Join(parts, "\n")
+}

@@ -1,0 +1,27 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+type idIn struct {
+	ID string `json:"id" jsonschema:"job id"`
+}
+
+func addStatus(s *Server) {
+	addTool(s, &mcp.Tool{
+		Name:        "status",
+		Description: "One job's state in one line.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, *protocol.JobStatus, error) {
+		var out protocol.JobStatus
+		if err := s.call(ctx, protocol.MethodJobStatus, protocol.IDParams{ID: in.ID}, &out); err != nil {
+			return nil, nil, err
+		}
+		return text("%s", jobLine(&out)), &out, nil
+	})
+}

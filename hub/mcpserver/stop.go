@@ -1,0 +1,23 @@
+package mcpserver
+
+import (
+	"context"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+func addStop(s *Server) {
+	addTool(s, &mcp.Tool{
+		Name:        "stop",
+		Description: "Stop a job; work so far is kept on its branch.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), IdempotentHint: true},
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, *protocol.JobStatus, error) {
+		var out protocol.JobStatus
+		if err := s.call(ctx, protocol.MethodJobStop, protocol.IDParams{ID: in.ID}, &out); err != nil {
+			return nil, nil, err
+		}
+		return text("%s", jobLine(&out)), &out, nil
+	})
+}

@@ -1,0 +1,90 @@
+// Package proc identifies processes by pid plus start time, never by a bare
+// pid, and signals whole process groups. It must never signal a process whose
+// start time does not match the one recorded: pids get reused.
+package proc
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// StartTime returns the start time of pid in clock ticks since boot
+// (field 22 of /proc/<pid>/stat).
+func StartTime(pid int) (uint64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) is in parentheses and may hold spaces.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+	}
+	f := strings.Fields(s[i+1:])
+	// f[0] is field 3 (state); field 22 is f[19].
+	if len(f) < 20 {
+		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	if f[0] == "Z" {
+		return 0, errors.New("zombie")
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// Same reports whether pid is alive and is the process that started at start.
+func Same(pid int, start uint64) bool {
+	if pid <= 0 {
+		return false
+	}
+	st, err := StartTime(pid)
+	return err == nil && st == start
+}
+
+// KillGroup signals the process group pgid, but only while its leader is
+// still the process recorded (pgid == leader pid, with start time leaderStart).
+// When the leader is gone, members may remain; with force it signals the group
+// anyway if a member of the group still has that pgid and no process holds
+// the pid under another start time.
+func KillGroup(pgid int, leaderStart uint64, sig syscall.Signal) error {
+	if pgid <= 1 {
+		return fmt.Errorf("refusing to signal process group %d", pgid)
+	}
+	if st, err := StartTime(pgid); err == nil && st != leaderStart {
+		// The pid now names another process: whatever the group was, it is not ours to touch.
+		return fmt.Errorf("process %d was reused (start time %d, recorded %d); not signalling", pgid, st, leaderStart)
+	}
+	err := syscall.Kill(-pgid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// GroupAlive reports whether any process is left in process group pgid.
+func GroupAlive(pgid int) bool {
+	if pgid <= 1 {
+		return false
+	}
+	return syscall.Kill(-pgid, 0) == nil
+}
+
+// StopGroup sends SIGTERM to the group, waits up to grace for it to empty,
+// then sends SIGKILL.
+func StopGroup(pgid int, leaderStart uint64, grace time.Duration) {
+	if err := KillGroup(pgid, leaderStart, syscall.SIGTERM); err != nil {
+		return
+	}
+	deadline := time.Now().Add(grace)
+	for GroupAlive(pgid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond) // the kernel offers no wait on a group we are not the parent of
+	}
+	if GroupAlive(pgid) {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}

@@ -1,0 +1,16 @@
+// Package protocol defines hub's JSON-RPC 2.0 protocol, once, in Go: the method
+// names, their parameters and results, the notifications, the job states and
+// the error codes. Every front end (the MCP server, the CLI, the editor) and
+// every back end (the daemon, the shim) speaks it. The editor's TypeScript
+// types and docs/protocol.md are generated from this package.
+//
+// Messages travel with LSP framing (Content-Length headers). Field names are
+// snake_case. Money crosses the wire as US dollars (float) for display; inside
+// hub it is integer micro-dollars.
+//
+// This package must never import anything of hub's: it sits at the bottom of
+// the import graph.
+package protocol
+
+// Version is the protocol version reported by initialize.
+const Version = "0.1.0"

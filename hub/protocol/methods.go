@@ -1,0 +1,48 @@
+package protocol
+
+// Requests a client sends to the daemon (hub serve).
+const (
+	MethodInitialize = "initialize"       // InitializeParams → InitializeResult
+	MethodJobStart   = "job/start"        // StartParams → StartResult
+	MethodStartMany  = "job/startMany"    // StartManyParams → StartManyResult
+	MethodJobWait    = "job/wait"         // WaitParams → WaitResult
+	MethodJobStatus  = "job/status"       // IDParams → JobStatus
+	MethodJobList    = "job/list"         // ListParams → ListResult
+	MethodJobResult  = "job/result"       // ResultParams → ResultResult
+	MethodJobReply   = "job/reply"        // ReplyParams → ReplyResult
+	MethodJobSteer   = "job/steer"        // SteerParams → SteerResult
+	MethodJobStop    = "job/stop"         // IDParams → JobStatus
+	MethodJobCleanup = "job/cleanup"      // CleanupParams → CleanupResult
+	MethodJobEvents  = "job/events"       // EventsParams → EventsResult
+	MethodEngineList = "engine/list"      // struct{} → EnginesResult
+	MethodSubscribe  = "events/subscribe" // SubscribeParams → SubscribeResult; then JobChanged/JobEvent notifications
+	MethodShutdown   = "hub/shutdown"     // struct{} → struct{}: the daemon stops serving (jobs keep running in their shims)
+
+	// MethodCancelRequest is the LSP-style notification that cancels an
+	// in-flight request: params {"id": <request id>}.
+	MethodCancelRequest = "$/cancelRequest"
+)
+
+// Notifications the daemon sends to subscribed clients.
+const (
+	NotifyJobChanged = "job/changed" // JobStatus, after any state or progress change
+	NotifyJobEvent   = "job/event"   // Event, every journal event in cursor order
+)
+
+// Requests a worker sends to its job's shim, on the socket named by HUB_SOCKET
+// (the `hub ask` and `hub progress` commands inside an exec job).
+const (
+	MethodWorkerAsk      = "worker/ask"      // AskParams → AskResult (blocks until reply or ask timeout)
+	MethodWorkerProgress = "worker/progress" // ProgressParams → ProgressResult (carries pending steering)
+)
+
+// Requests the daemon sends to a job's shim.
+const (
+	MethodShimReply = "shim/reply" // ShimReplyParams → struct{}
+	MethodShimSteer = "shim/steer" // ShimSteerParams → struct{}
+	MethodShimStop  = "shim/stop"  // ShimStopParams → struct{}
+)
+
+// NotifyShimChanged is what a shim sends the daemon after it wrote to the
+// store, so the daemon fans the new events out without polling.
+const NotifyShimChanged = "shim/changed" // ShimChangedParams

@@ -1,0 +1,514 @@
+package protocol
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// State is a job's lifecycle state:
+//
+//	queued → preparing → running ⇄ needs_input → verifying → succeeded | failed | cancelled | timed_out
+type State string
+
+const (
+	StateQueued     State = "queued"
+	StatePreparing  State = "preparing"
+	StateRunning    State = "running"
+	StateNeedsInput State = "needs_input"
+	StateVerifying  State = "verifying"
+	StateSucceeded  State = "succeeded"
+	StateFailed     State = "failed"
+	StateCancelled  State = "cancelled"
+	StateTimedOut   State = "timed_out"
+)
+
+// States lists every state in lifecycle order.
+var States = []State{StateQueued, StatePreparing, StateRunning, StateNeedsInput, StateVerifying,
+	StateSucceeded, StateFailed, StateCancelled, StateTimedOut}
+
+// Terminal reports whether s is an ending: no further change will happen.
+func (s State) Terminal() bool {
+	switch s {
+	case StateSucceeded, StateFailed, StateCancelled, StateTimedOut:
+		return true
+	}
+	return false
+}
+
+// Active reports whether a shim owns the job (it holds a slot).
+func (s State) Active() bool {
+	switch s {
+	case StatePreparing, StateRunning, StateNeedsInput, StateVerifying:
+		return true
+	}
+	return false
+}
+
+// Kinds of job.
+const (
+	KindWrite = "write" // changes code on a branch hub/<id>
+	KindRead  = "read"  // answers a question about the code; no branch, nothing kept
+)
+
+// Isolation levels, weakest first.
+const (
+	IsolationWorktree  = "worktree"  // own worktree and branch: prevents collisions, not a sandbox
+	IsolationSandbox   = "sandbox"   // the engine's own sandbox
+	IsolationIsolated  = "isolated"  // bubblewrap or Landlock: read-only system, private HOME
+	IsolationUntrusted = "untrusted" // isolated, and no network for the worker's commands
+)
+
+// IsolationLevels lists the levels, weakest first.
+var IsolationLevels = []string{IsolationWorktree, IsolationSandbox, IsolationIsolated, IsolationUntrusted}
+
+// InitializeParams opens a session.
+type InitializeParams struct {
+	ClientName      string `json:"client_name,omitempty"`
+	ClientVersion   string `json:"client_version,omitempty"`
+	ProtocolVersion string `json:"protocol_version,omitempty"`
+}
+
+// InitializeResult says who answers and what it can do.
+type InitializeResult struct {
+	ServerVersion   string   `json:"server_version"`
+	ProtocolVersion string   `json:"protocol_version"`
+	PID             int      `json:"pid"`
+	Home            string   `json:"home"`
+	Capabilities    []string `json:"capabilities"`
+}
+
+// StartParams describes one job. Only Task is required (plus Repo for a
+// write job). Zero values mean the defaults written beside each field.
+type StartParams struct {
+	Task string `json:"task"`
+	// Repo is the git repository the job works on (absolute or relative to the caller).
+	Repo string `json:"repo,omitempty"`
+	// Cwd is where a read job runs when it has no repo.
+	Cwd string `json:"cwd,omitempty"`
+	// Base is the revision the job starts from (default HEAD).
+	Base string `json:"base,omitempty"`
+	// Kind is write (default) or read.
+	Kind string `json:"kind,omitempty"`
+	// Files are where the worker should look first.
+	Files []string `json:"files,omitempty"`
+	// Engine names the engine (default auto: the first that can take the job).
+	Engine string `json:"engine,omitempty"`
+	// Exec is the shell command the exec engine runs as the worker.
+	Exec    string `json:"exec,omitempty"`
+	Profile string `json:"profile,omitempty"`
+	Model   string `json:"model,omitempty"`
+	Effort  string `json:"effort,omitempty"`
+	// MaxUSD is the budget reserved before work (default from config; 0 means no spend).
+	MaxUSD   *float64 `json:"max_usd,omitempty"`
+	MaxTurns int      `json:"max_turns,omitempty"`
+	// TimeoutS is the hard run timeout in seconds (default 1800).
+	TimeoutS int `json:"timeout_s,omitempty"`
+	// Isolation is worktree (default), sandbox, isolated or untrusted.
+	Isolation string `json:"isolation,omitempty"`
+	// Verify is a shell command run on the head commit in a clean checkout.
+	Verify string `json:"verify,omitempty"`
+	// VerifyTimeoutS bounds verify (default 600).
+	VerifyTimeoutS   int    `json:"verify_timeout_s,omitempty"`
+	DefinitionOfDone string `json:"definition_of_done,omitempty"`
+	// AskTimeoutS is how long a question waits for a reply before the worker goes on (default 600).
+	AskTimeoutS int `json:"ask_timeout_s,omitempty"`
+	// StallTimeoutS is how long a worker may be silent, with no live command, before it is stopped (default 600).
+	StallTimeoutS int `json:"stall_timeout_s,omitempty"`
+}
+
+// StartResult is what start returns at once, before the job is prepared.
+type StartResult struct {
+	ID        string `json:"id"`
+	State     State  `json:"state"`
+	Engine    string `json:"engine"`
+	Branch    string `json:"branch,omitempty"`
+	Base      string `json:"base,omitempty"` // the resolved base commit
+	Isolation string `json:"isolation"`
+	// Notes say what the caller should know: uncommitted changes not carried,
+	// isolation is not a sandbox, why an engine was picked.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// StartManyParams starts several jobs; each is validated and started on its own.
+type StartManyParams struct {
+	Jobs []StartParams `json:"jobs"`
+}
+
+// StartManyItem is one job's outcome: a StartResult, or an error.
+type StartManyItem struct {
+	*StartResult
+	Error *ItemError `json:"error,omitempty"`
+}
+
+// ItemError is a per-item failure in a batch.
+type ItemError struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+	Hint    string `json:"hint,omitempty"`
+	Field   string `json:"field,omitempty"`
+}
+
+// StartManyResult keeps the order of the request.
+type StartManyResult struct {
+	Results []StartManyItem `json:"results"`
+}
+
+// IDParams names one job.
+type IDParams struct {
+	ID string `json:"id"`
+}
+
+// Question is a worker's pending question (or blocker).
+type Question struct {
+	ID      string    `json:"id"`
+	Kind    string    `json:"kind"` // question | blocker
+	Text    string    `json:"text"`
+	Context string    `json:"context,omitempty"`
+	AskedAt time.Time `json:"asked_at"`
+	// ExpiresAt is when the worker stops waiting and goes on with its most conservative choice.
+	ExpiresAt time.Time `json:"expires_at"`
+	Cursor    int64     `json:"cursor"`
+}
+
+// JobStatus is the short view of a job.
+type JobStatus struct {
+	ID        string    `json:"id"`
+	State     State     `json:"state"`
+	Kind      string    `json:"kind"`
+	Engine    string    `json:"engine"`
+	Model     string    `json:"model,omitempty"`
+	Repo      string    `json:"repo,omitempty"`
+	Branch    string    `json:"branch,omitempty"`
+	Base      string    `json:"base,omitempty"`
+	Head      string    `json:"head,omitempty"`
+	Task      string    `json:"task"` // first line, shortened
+	Progress  string    `json:"progress,omitempty"`
+	Question  *Question `json:"question,omitempty"`
+	CostUSD   float64   `json:"cost_usd"`
+	CostKnown bool      `json:"cost_known"`
+	// VerifyExit is verify's exit code, once it ran.
+	VerifyExit *int       `json:"verify_exit,omitempty"`
+	Salvaged   bool       `json:"salvaged,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	CreatedAt  time.Time  `json:"created_at"`
+	EndedAt    *time.Time `json:"ended_at,omitempty"`
+	ElapsedMS  int64      `json:"elapsed_ms"`
+	// Cursor is the cursor of the job's latest event.
+	Cursor int64 `json:"cursor"`
+}
+
+// ListParams filters job/list. Empty means every job, newest first.
+type ListParams struct {
+	States []State `json:"states,omitempty"`
+	Repo   string  `json:"repo,omitempty"`
+	Limit  int     `json:"limit,omitempty"`
+}
+
+// ListResult holds jobs newest first.
+type ListResult struct {
+	Jobs []JobStatus `json:"jobs"`
+}
+
+// WaitParams: wait until every job (or, with Any, one job) has ended or needs
+// input, or until the timeout. A job that needs input counts only when its
+// question came after Since, so a caller that saw a question can wait again
+// for the others.
+type WaitParams struct {
+	IDs      []string `json:"ids"`
+	TimeoutS float64  `json:"timeout_s,omitempty"` // default 300, at most 3600
+	Any      bool     `json:"any,omitempty"`
+	Since    int64    `json:"since,omitempty"`
+}
+
+// WaitResult is returned as soon as the condition holds, or at the timeout.
+type WaitResult struct {
+	Jobs []JobStatus `json:"jobs"`
+	// Unknown lists the ids hub has no job for.
+	Unknown []string `json:"unknown,omitempty"`
+	// Done says the condition held; false means the timeout came first.
+	Done bool `json:"done"`
+	// Cursor is the newest event cursor seen; pass it as Since next time.
+	Cursor int64 `json:"cursor"`
+}
+
+// Event is one entry of a job's journal.
+type Event struct {
+	Cursor int64           `json:"cursor"`
+	JobID  string          `json:"job_id"`
+	At     time.Time       `json:"at"`
+	Kind   string          `json:"kind"`
+	Text   string          `json:"text,omitempty"`
+	Data   json.RawMessage `json:"data,omitempty"`
+}
+
+// Event kinds.
+const (
+	EventState     = "state"     // Text: the new state; Data: {"from":..., "reason":...}
+	EventProgress  = "progress"  // Text: the worker's note
+	EventQuestion  = "question"  // Data: Question
+	EventAnswer    = "answer"    // Data: {"question_id":..., "expired":bool}
+	EventSteer     = "steer"     // Text: the message, as queued
+	EventDelivered = "delivered" // Text: steering delivered to the worker
+	EventCommand   = "command"   // Data: {"command":..., "exit_code":..., "duration_ms":...} observed by hub
+	EventOutput    = "output"    // Text: a line of worker output (redacted)
+	EventCommit    = "commit"    // Data: {"sha":..., "salvage":bool}
+	EventVerify    = "verify"    // Data: Verify
+	EventError     = "error"     // Text: what went wrong
+	EventNote      = "note"      // Text: something hub wants the reader to know
+)
+
+// EventsParams reads a job's journal from a cursor.
+type EventsParams struct {
+	ID    string `json:"id,omitempty"` // empty: every job
+	Since int64  `json:"since,omitempty"`
+	Limit int    `json:"limit,omitempty"` // default 500
+}
+
+// EventsResult holds events in cursor order.
+type EventsResult struct {
+	Events []Event `json:"events"`
+	Cursor int64   `json:"cursor"`
+}
+
+// ResultParams asks for a job's result: the summary by default, the full
+// text with Full, the evidence JSON with Evidence.
+type ResultParams struct {
+	ID       string `json:"id"`
+	Full     bool   `json:"full,omitempty"`
+	Evidence bool   `json:"evidence,omitempty"`
+}
+
+// ResultResult carries what was asked for.
+type ResultResult struct {
+	ID       string    `json:"id"`
+	State    State     `json:"state"`
+	Summary  string    `json:"summary"`
+	Full     string    `json:"full,omitempty"`
+	Evidence *Evidence `json:"evidence,omitempty"`
+}
+
+// Evidence is what hub observed of a job, kept apart from what the worker claimed.
+type Evidence struct {
+	ID        string       `json:"id"`
+	Status    State        `json:"status"`
+	Kind      string       `json:"kind"`
+	Engine    string       `json:"engine"`
+	Model     string       `json:"model,omitempty"`
+	Repo      string       `json:"repo,omitempty"`
+	Base      string       `json:"base,omitempty"`
+	Head      string       `json:"head,omitempty"`
+	Branch    string       `json:"branch,omitempty"`
+	Isolation string       `json:"isolation"`
+	Files     []FileChange `json:"files"`
+	Commits   []Commit     `json:"commits"`
+	Verify    *Verify      `json:"verify,omitempty"`
+	Observed  Observed     `json:"observed"`
+	Claimed   Claimed      `json:"claimed"`
+	Cost      Cost         `json:"cost"`
+	Timings   Timings      `json:"timings"`
+	Salvaged  bool         `json:"salvaged"`
+	Error     string       `json:"error,omitempty"`
+	Notes     []string     `json:"notes,omitempty"`
+}
+
+// FileChange is one file of base..head.
+type FileChange struct {
+	Path    string `json:"path"`
+	OldPath string `json:"old_path,omitempty"` // renames and copies
+	Change  string `json:"change"`             // added | modified | deleted | renamed | copied | type_changed
+	Added   int    `json:"added"`              // lines; -1 for binary
+	Deleted int    `json:"deleted"`
+}
+
+// Commit is one commit of base..head, oldest first.
+type Commit struct {
+	SHA     string `json:"sha"`
+	Subject string `json:"subject"`
+	Author  string `json:"author"`
+	// ByHub marks a commit hub made of what the worker left uncommitted.
+	ByHub   bool `json:"by_hub,omitempty"`
+	Salvage bool `json:"salvage,omitempty"`
+}
+
+// Verify is the outcome of the caller's check on the head commit.
+type Verify struct {
+	Command    string `json:"command"`
+	ExitCode   int    `json:"exit_code"`
+	TimedOut   bool   `json:"timed_out"`
+	DurationMS int64  `json:"duration_ms"`
+	OutputTail string `json:"output_tail"`
+	// Commit is the commit verify ran on.
+	Commit string `json:"commit"`
+}
+
+// Observed is what hub saw itself.
+type Observed struct {
+	Commands []ObservedCommand `json:"commands"`
+	// Uncommitted says the user's checkout had uncommitted changes that the job did not get.
+	UserCheckoutDirty bool `json:"user_checkout_dirty"`
+}
+
+// ObservedCommand is a process hub ran or watched, with its outcome.
+type ObservedCommand struct {
+	Command    string `json:"command"`
+	Role       string `json:"role"` // worker | verify
+	ExitCode   *int   `json:"exit_code,omitempty"`
+	Signal     string `json:"signal,omitempty"`
+	DurationMS int64  `json:"duration_ms"`
+}
+
+// Claimed is what the worker said, unverified.
+type Claimed struct {
+	Summary  string   `json:"summary,omitempty"`
+	Progress []string `json:"progress,omitempty"`
+}
+
+// Cost of the job. Known is false when the engine could not report it; the
+// whole reservation is then charged.
+type Cost struct {
+	USD         float64 `json:"usd"`
+	Known       bool    `json:"known"`
+	ReservedUSD float64 `json:"reserved_usd"`
+	Tokens      int64   `json:"tokens"`
+}
+
+// Timings in milliseconds spent in each phase.
+type Timings struct {
+	QueuedMS    int64 `json:"queued_ms"`
+	PreparingMS int64 `json:"preparing_ms"`
+	RunningMS   int64 `json:"running_ms"`
+	VerifyingMS int64 `json:"verifying_ms"`
+	TotalMS     int64 `json:"total_ms"`
+}
+
+// ReplyParams answers a worker's pending question.
+type ReplyParams struct {
+	ID string `json:"id"`
+	// QuestionID is optional: the pending question is answered when empty.
+	QuestionID string `json:"question_id,omitempty"`
+	Text       string `json:"text"`
+}
+
+// ReplyResult confirms the delivery.
+type ReplyResult struct {
+	ID         string `json:"id"`
+	QuestionID string `json:"question_id"`
+	Delivered  bool   `json:"delivered"`
+}
+
+// SteerParams redirects a running worker.
+type SteerParams struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+}
+
+// SteerResult says the message is queued; it reaches the worker at its next
+// progress report or tool result (the job's events say when).
+type SteerResult struct {
+	ID     string `json:"id"`
+	Queued bool   `json:"queued"`
+}
+
+// CleanupParams removes an ended job's worktree; the branch is kept unless
+// DeleteBranch.
+type CleanupParams struct {
+	ID           string `json:"id"`
+	DeleteBranch bool   `json:"delete_branch,omitempty"`
+}
+
+// CleanupResult says what was removed.
+type CleanupResult struct {
+	ID              string `json:"id"`
+	WorktreeRemoved bool   `json:"worktree_removed"`
+	BranchDeleted   bool   `json:"branch_deleted"`
+	Branch          string `json:"branch,omitempty"`
+}
+
+// EngineCapabilities is what an engine can promise.
+type EngineCapabilities struct {
+	Isolation []string `json:"isolation"` // levels it can enforce
+	ReadOnly  bool     `json:"read_only"` // can run without writing
+	Pays      string   `json:"pays"`      // free | api | subscription
+}
+
+// EngineInfo is one engine as this machine has it.
+type EngineInfo struct {
+	Name         string             `json:"name"`
+	Available    bool               `json:"available"`
+	Reason       string             `json:"reason,omitempty"` // why not available
+	Version      string             `json:"version,omitempty"`
+	Capabilities EngineCapabilities `json:"capabilities"`
+}
+
+// EnginesResult lists engines and the money view.
+type EnginesResult struct {
+	Engines []EngineInfo `json:"engines"`
+	// Spend this month against the cap.
+	Month         string  `json:"month"`
+	SpentUSD      float64 `json:"spent_usd"`
+	ReservedUSD   float64 `json:"reserved_usd"`
+	MonthlyCapUSD float64 `json:"monthly_cap_usd"`
+	Running       int     `json:"running"`
+	MaxRunning    int     `json:"max_running"`
+	Queued        int     `json:"queued"`
+}
+
+// SubscribeParams subscribes the connection to notifications.
+type SubscribeParams struct {
+	// Since replays events after this cursor first (0: only new ones).
+	Since int64 `json:"since,omitempty"`
+}
+
+// SubscribeResult gives the cursor the subscription starts after.
+type SubscribeResult struct {
+	Cursor int64 `json:"cursor"`
+}
+
+// AskParams is a worker's question to its supervisor.
+type AskParams struct {
+	Job      string `json:"job"`
+	Question string `json:"question"`
+	Context  string `json:"context,omitempty"`
+	Kind     string `json:"kind,omitempty"` // question (default) | blocker
+}
+
+// AskResult carries the answer, or says the ask timed out.
+type AskResult struct {
+	QuestionID string `json:"question_id"`
+	Answer     string `json:"answer,omitempty"`
+	TimedOut   bool   `json:"timed_out,omitempty"`
+	// Instruction is what the worker should do when no answer came.
+	Instruction string `json:"instruction,omitempty"`
+}
+
+// ProgressParams is a worker's progress note.
+type ProgressParams struct {
+	Job  string `json:"job"`
+	Note string `json:"note"`
+}
+
+// ProgressResult hands the worker any steering queued for it, oldest first.
+type ProgressResult struct {
+	Steer []string `json:"steer,omitempty"`
+}
+
+// ShimReplyParams delivers an answer to the shim.
+type ShimReplyParams struct {
+	QuestionID string `json:"question_id"`
+	Text       string `json:"text"`
+}
+
+// ShimSteerParams tells the shim a steering message is queued in the store.
+type ShimSteerParams struct {
+	Text string `json:"text"`
+}
+
+// ShimStopParams asks the shim to stop the worker.
+type ShimStopParams struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// ShimChangedParams names the job whose records changed.
+type ShimChangedParams struct {
+	ID string `json:"id"`
+}

@@ -1,0 +1,58 @@
+package rpc
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+// Errorf builds a *jsonrpc2.Error with the given code, a message formatted
+// from format and args, and Data = protocol.ErrorData{Hint: hint}.
+func Errorf(code int64, hint string, format string, args ...any) *jsonrpc2.Error {
+	e := &jsonrpc2.Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	e.SetError(protocol.ErrorData{Hint: hint})
+	return e
+}
+
+// MethodNotFound is the error a handler returns for a method it does not
+// serve.
+func MethodNotFound(method string) *jsonrpc2.Error {
+	return Errorf(protocol.CodeMethodNotFound,
+		"check the method name; if it is right, the client and the daemon are different hub versions (restart the daemon)",
+		"method %q not found", method)
+}
+
+// HintOf extracts the hint from an error that came over the wire. It returns
+// "" for nil, for errors that are not a *jsonrpc2.Error and for errors
+// without a hint.
+func HintOf(err error) string {
+	var je *jsonrpc2.Error
+	if !errors.As(err, &je) || je.Data == nil {
+		return ""
+	}
+	var d protocol.ErrorData
+	if json.Unmarshal(*je.Data, &d) != nil {
+		return ""
+	}
+	return d.Hint
+}
+
+// busyError answers a request that finds MaxConcurrent requests running and
+// MaxPending waiting.
+func busyError() *jsonrpc2.Error {
+	return Errorf(protocol.CodeUnavailable,
+		"wait for some of your in-flight requests to finish, then send it again",
+		"server busy; retry")
+}
+
+// cancelledError answers a request cancelled by $/cancelRequest or by the
+// connection closing.
+func cancelledError() *jsonrpc2.Error {
+	return Errorf(protocol.CodeRequestCancelled,
+		"send the request again if you still need its result",
+		"request cancelled")
+}

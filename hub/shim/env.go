@@ -1,0 +1,39 @@
+package shim
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// envAllow lists the variables a worker inherits: an allow-list, never a
+// deny-list, so keys in the user's environment do not reach a worker.
+var envAllow = map[string]bool{
+	"HOME": true, "USER": true, "LOGNAME": true, "SHELL": true, "TERM": true, "LANG": true,
+	"TZ": true, "TMPDIR": true, "PATH": true, "GOPATH": true, "GOCACHE": true, "GOMODCACHE": true,
+	"GOFLAGS": true, "GOTOOLCHAIN": true, "GOPROXY": true, "CGO_ENABLED": true,
+	"GIT_AUTHOR_NAME": true, "GIT_AUTHOR_EMAIL": true, "GIT_COMMITTER_NAME": true, "GIT_COMMITTER_EMAIL": true,
+	"GIT_CONFIG_NOSYSTEM": true, "XDG_CONFIG_HOME": true, "XDG_CACHE_HOME": true,
+	"NODE_PATH": true, "NPM_CONFIG_CACHE": true, "PYTHONPATH": true, "VIRTUAL_ENV": true,
+}
+
+// workerEnv builds the worker's environment from the shim's own, keeping
+// only allowed names (and LC_*), with the hub binary's directory first on PATH.
+func workerEnv(hubBinary string, extra ...string) []string {
+	var env []string
+	path := os.Getenv("PATH")
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k == "PATH" {
+			continue
+		}
+		if envAllow[k] || strings.HasPrefix(k, "LC_") {
+			env = append(env, kv)
+		}
+	}
+	if hubBinary != "" {
+		path = filepath.Dir(hubBinary) + string(os.PathListSeparator) + path
+	}
+	env = append(env, "PATH="+path)
+	return append(env, extra...)
+}

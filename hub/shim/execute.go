@@ -1,0 +1,439 @@
+package shim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/hub/job"
+	"github.com/hub-agents/hub/hub/proc"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/store"
+)
+
+// how a run ended, before verify
+type ending struct {
+	state    protocol.State // the state if nothing else goes wrong: succeeded, failed, cancelled, timed_out
+	err      string
+	outcome  engine.Outcome
+	ranClean bool // the worker exited 0 on its own
+}
+
+func (s *shim) execute(ctx context.Context) {
+	j := s.job
+	var ok bool
+	s.eng, ok = s.o.Engines.Get(j.Engine)
+	if !ok {
+		_ = s.fail(ctx, fmt.Sprintf("engine %q is not in this hub", j.Engine))
+		return
+	}
+	if err := s.prepare(ctx); err != nil {
+		_ = s.fail(ctx, "preparing failed: "+err.Error())
+		return
+	}
+	if err := s.setState(ctx, []protocol.State{protocol.StatePreparing}, protocol.StateRunning, ""); err != nil {
+		_ = s.fail(ctx, err.Error())
+		return
+	}
+	end := s.run(ctx)
+
+	head, salvaged, commitErr := s.commit(ctx, end)
+	if commitErr != nil {
+		end.state, end.err = protocol.StateFailed, "committing the worker's changes failed (they stay in the worktree "+j.Worktree+"): "+commitErr.Error()
+	}
+
+	var verify *protocol.Verify
+	if end.ranClean && commitErr == nil && s.params.Verify != "" && j.Kind == protocol.KindWrite {
+		verify = s.verify(ctx, head, &end)
+	}
+	s.finish(ctx, end, head, salvaged, verify)
+}
+
+// prepare makes the job's checkout. A write job gets branch hub/<id>; a read
+// job with a repo gets a detached checkout that is removed at the end.
+func (s *shim) prepare(ctx context.Context) error {
+	j := s.job
+	if j.Repo == "" {
+		s.dir = s.params.Cwd
+		return nil
+	}
+	repo, err := gitx.Open(j.Repo)
+	if err != nil {
+		return err
+	}
+	s.repo = repo
+	dirty := make(chan bool, 1)
+	go func() {
+		d, err := gitx.Dirty(ctx, repo.Top)
+		dirty <- err == nil && d
+	}()
+	wt := s.o.Paths.Worktree(j.ID)
+	unlock, err := gitx.LockRepo(ctx, s.o.Paths.LocksDir(), repo)
+	if err != nil {
+		return err
+	}
+	err = gitx.AddWorktree(ctx, repo, wt, j.Branch, j.BaseSHA)
+	unlock()
+	if err != nil {
+		return err
+	}
+	s.dir = wt
+	isDirty := <-dirty
+	if err := s.st.Update(ctx, j.ID, func(r *store.Job) error {
+		r.Worktree = wt
+		if isDirty {
+			r.Notes = append(r.Notes, job.NoteDirty)
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	s.job.Worktree = wt
+	if isDirty {
+		s.job.Notes = append(s.job.Notes, job.NoteDirty)
+	}
+	return nil
+}
+
+// run starts the engine and supervises it until it ends.
+func (s *shim) run(ctx context.Context) ending {
+	j := s.job
+	logf, err := os.OpenFile(s.o.Paths.WorkerLog(j.ID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return ending{state: protocol.StateFailed, err: "cannot open the worker log: " + err.Error()}
+	}
+	defer logf.Close()
+	out := &lineRedactor{w: logf, r: s.red}
+	defer out.Flush()
+	env := workerEnv(s.o.HubBinary,
+		"HUB_JOB="+j.ID, "HUB_SOCKET="+s.o.Paths.ShimSocket(j.ID), "HUB_TASK="+j.Task)
+	r, err := s.eng.Start(ctx, engine.Spec{JobID: j.ID, Dir: s.dir, Params: s.params, Env: env, Output: &activityWriter{w: out, s: s}})
+	if err != nil {
+		return ending{state: protocol.StateFailed, err: "the engine did not start: " + err.Error()}
+	}
+	pgid := r.PGID()
+	pstart, _ := proc.StartTime(pgid)
+	_ = s.st.Update(ctx, j.ID, func(rec *store.Job) error {
+		rec.EnginePGID, rec.EngineStart = pgid, pstart
+		return nil
+	})
+
+	done := make(chan engine.Outcome, 1)
+	go func() { done <- r.Wait() }()
+	hard := time.NewTimer(time.Duration(s.params.TimeoutS) * time.Second)
+	defer hard.Stop()
+	stallAfter := time.Duration(s.params.StallTimeoutS) * time.Second
+	stall := time.NewTimer(stallAfter)
+	defer stall.Stop()
+
+	var end ending
+	stopWith := func(state protocol.State, msg string) engine.Outcome {
+		end.state, end.err = state, msg
+		r.Stop(s.o.StopGrace)
+		return <-done
+	}
+loop:
+	for {
+		select {
+		case o := <-done:
+			end.outcome = o
+			break loop
+		case <-s.activity:
+			if !stall.Stop() {
+				select {
+				case <-stall.C:
+				default:
+				}
+			}
+			stall.Reset(stallAfter)
+		case <-stall.C:
+			if s.isAsking() || r.Heartbeat() {
+				stall.Reset(stallAfter)
+				continue
+			}
+			end.outcome = stopWith(protocol.StateFailed, fmt.Sprintf("stalled: no output, progress or live command for %s; stopped", stallAfter))
+			break loop
+		case <-hard.C:
+			end.outcome = stopWith(protocol.StateTimedOut, fmt.Sprintf("timed out after %s; stopped", time.Duration(s.params.TimeoutS)*time.Second))
+			break loop
+		case reason := <-s.stopCh:
+			end.outcome = stopWith(protocol.StateCancelled, reason)
+			break loop
+		case <-ctx.Done():
+			end.outcome = stopWith(protocol.StateCancelled, "the job's shim was told to stop (SIGTERM)")
+			break loop
+		}
+	}
+	// Whatever the worker left running in its group goes too.
+	proc.StopGroup(pgid, pstart, time.Second)
+
+	o := end.outcome
+	code := o.ExitCode
+	oc := protocol.ObservedCommand{Command: o.Command, Role: "worker", Signal: o.Signal, DurationMS: o.Duration.Milliseconds()}
+	if o.Signal == "" && o.Err == nil {
+		oc.ExitCode = &code
+	}
+	s.observed = append(s.observed, oc)
+	s.record(ctx, protocol.EventCommand, "worker exited", oc)
+	if end.state == "" {
+		switch {
+		case o.Err != nil:
+			end.state, end.err = protocol.StateFailed, "the worker could not run: "+o.Err.Error()
+		case o.Signal != "":
+			end.state, end.err = protocol.StateFailed, "the worker was killed by "+o.Signal
+		case o.ExitCode != 0:
+			end.state, end.err = protocol.StateFailed, fmt.Sprintf("the worker exited with code %d", o.ExitCode)
+		default:
+			end.state, end.ranClean = protocol.StateSucceeded, true
+		}
+	}
+	return end
+}
+
+// commit records whatever the worker left uncommitted. A write job's ending
+// always leaves a commit on its branch; work from a run that did not finish
+// cleanly is marked salvage.
+func (s *shim) commit(ctx context.Context, end ending) (head string, salvaged bool, err error) {
+	j := s.job
+	if j.Kind != protocol.KindWrite || s.dir == "" {
+		return j.BaseSHA, false, nil
+	}
+	head, salvaged, err = commitWorktree(ctx, j, !end.ranClean)
+	if err != nil {
+		return j.BaseSHA, false, err
+	}
+	if head != j.BaseSHA {
+		s.record(ctx, protocol.EventCommit, head, map[string]any{"sha": head, "salvage": salvaged})
+	}
+	return head, salvaged, nil
+}
+
+// commitWorktree commits what is left in the job's worktree. salvage marks
+// the commit as the remains of a run that did not end cleanly.
+func commitWorktree(ctx context.Context, j *store.Job, salvage bool) (head string, salvaged bool, err error) {
+	if _, err := os.Stat(j.Worktree); err != nil {
+		return j.BaseSHA, false, nil
+	}
+	msg := fmt.Sprintf("hub: work left uncommitted by job %s\n\n%s\n\nHub-Job: %s\n", j.ID, job.FirstLine(j.Task, 200), j.ID)
+	if salvage {
+		msg = fmt.Sprintf("hub: salvage of job %s\n\n%s\n\nHub-Job: %s\nHub-Salvage: true\n", j.ID, job.FirstLine(j.Task, 200), j.ID)
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	head, committed, err := gitx.CommitAll(cctx, j.Worktree, msg, hubIdentity)
+	if err != nil {
+		return "", false, err
+	}
+	return head, committed && salvage, nil
+}
+
+// verify runs the caller's check on the head commit in a clean detached
+// checkout of its own, with its own timeout.
+func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.Verify {
+	j := s.job
+	if err := s.setState(ctx, []protocol.State{protocol.StateRunning}, protocol.StateVerifying, ""); err != nil {
+		end.state, end.err = protocol.StateFailed, err.Error()
+		return nil
+	}
+	v := &protocol.Verify{Command: s.params.Verify, Commit: head, ExitCode: -1}
+	dir := s.o.Paths.VerifyTree(j.ID)
+	unlock, err := gitx.LockRepo(ctx, s.o.Paths.LocksDir(), s.repo)
+	if err == nil {
+		_ = gitx.RemoveWorktree(ctx, s.repo, dir, true)
+		err = gitx.AddWorktree(ctx, s.repo, dir, "", head)
+		unlock()
+	}
+	if err != nil {
+		end.state, end.err = protocol.StateFailed, "could not make a clean checkout for verify: "+err.Error()
+		v.OutputTail = err.Error()
+		return v
+	}
+	defer func() {
+		if unlock, err := gitx.LockRepo(context.WithoutCancel(ctx), s.o.Paths.LocksDir(), s.repo); err == nil {
+			_ = gitx.RemoveWorktree(context.WithoutCancel(ctx), s.repo, dir, true)
+			unlock()
+		}
+	}()
+
+	tail := &tailBuffer{max: 4096}
+	cmd := exec.Command("sh", "-c", s.params.Verify)
+	cmd.Dir = dir
+	cmd.Env = workerEnv(s.o.HubBinary, "HUB_JOB="+j.ID, "HUB_VERIFY=1")
+	cmd.Stdout, cmd.Stderr = tail, tail
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		end.state, end.err = protocol.StateFailed, "verify did not start: "+err.Error()
+		v.OutputTail = err.Error()
+		return v
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timeout := time.NewTimer(time.Duration(s.params.VerifyTimeoutS) * time.Second)
+	defer timeout.Stop()
+	pgid := cmd.Process.Pid
+	kill := func() {
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(s.o.StopGrace):
+		}
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	var cancelled string
+	select {
+	case <-done:
+	case <-timeout.C:
+		v.TimedOut = true
+		kill()
+	case reason := <-s.stopCh:
+		cancelled = reason
+		kill()
+	case <-ctx.Done():
+		cancelled = "the job's shim was told to stop (SIGTERM)"
+		kill()
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL) // grandchildren left behind
+	v.DurationMS = time.Since(started).Milliseconds()
+	if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && st.Exited() {
+		v.ExitCode = st.ExitStatus()
+	}
+	if v.TimedOut {
+		v.ExitCode = 124
+	}
+	v.OutputTail = s.red.String(tail.String())
+	code := v.ExitCode
+	s.observed = append(s.observed, protocol.ObservedCommand{Command: v.Command, Role: "verify", ExitCode: &code, DurationMS: v.DurationMS})
+	s.record(ctx, protocol.EventVerify, fmt.Sprintf("exit %d", v.ExitCode), v)
+	switch {
+	case cancelled != "":
+		end.state, end.err = protocol.StateCancelled, cancelled
+	case v.TimedOut:
+		end.state, end.err = protocol.StateFailed, fmt.Sprintf("verify timed out after %ds", s.params.VerifyTimeoutS)
+	case v.ExitCode != 0:
+		end.state, end.err = protocol.StateFailed, fmt.Sprintf("verify failed: `%s` exited %d", job.FirstLine(v.Command, 80), v.ExitCode)
+	}
+	return v
+}
+
+// finish builds the evidence and closes the job: state, reservation and slot
+// in one transaction.
+func (s *shim) finish(ctx context.Context, end ending, head string, salvaged bool, verify *protocol.Verify) {
+	j := s.job
+	s.claimedMu.Lock()
+	claimed := protocol.Claimed{Summary: s.red.String(end.outcome.Summary), Progress: append([]string(nil), s.claimed...)}
+	s.claimedMu.Unlock()
+	o := end.outcome
+	ev := buildEvidence(context.WithoutCancel(ctx), j, head, salvaged, end.err, end.state)
+	ev.Verify = verify
+	ev.Observed.Commands = s.observed
+	ev.Claimed = claimed
+	ev.Model = o.Model
+	ev.Cost.Known = o.CostKnown
+	ev.Cost.Tokens = o.Tokens
+	if o.CostKnown {
+		ev.Cost.USD = float64(o.CostMicros) / 1e6
+	} else {
+		ev.Cost.USD = float64(j.MaxMicros) / 1e6
+	}
+	raw, _ := json.Marshal(ev)
+	if verify != nil {
+		vraw, _ := json.Marshal(verify)
+		_ = s.st.Update(ctx, j.ID, func(r *store.Job) error { r.Verify = vraw; return nil })
+	}
+	if j.Kind == protocol.KindRead && s.repo != nil && j.Worktree != "" {
+		if unlock, err := gitx.LockRepo(context.WithoutCancel(ctx), s.o.Paths.LocksDir(), s.repo); err == nil {
+			_ = gitx.RemoveWorktree(context.WithoutCancel(ctx), s.repo, j.Worktree, true)
+			unlock()
+		}
+	}
+	_, err := s.st.Finish(context.WithoutCancel(ctx), j.ID, store.Ending{
+		State: end.state, HeadSHA: head, Salvaged: salvaged, Error: end.err, Summary: claimed.Summary,
+		CostMicros: o.CostMicros, CostKnown: o.CostKnown, Tokens: o.Tokens, Evidence: raw, Text: end.err,
+	}, time.Now().UTC())
+	if err != nil {
+		s.o.Log.Error().Err(err).Msg("finish job")
+	}
+	s.journalLine(0, time.Now().UTC(), protocol.EventState, string(end.state), map[string]string{"reason": end.err})
+}
+
+// buildEvidence reads base..head from git: files and commits.
+func buildEvidence(ctx context.Context, j *store.Job, head string, salvaged bool, errMsg string, state protocol.State) *protocol.Evidence {
+	var spec protocol.StartParams
+	_ = json.Unmarshal(j.Spec, &spec)
+	ev := &protocol.Evidence{ID: j.ID, Status: state, Kind: j.Kind, Engine: j.Engine, Model: j.Model, Repo: j.Repo,
+		Base: j.BaseSHA, Head: head, Branch: j.Branch, Isolation: j.Isolation, Files: []protocol.FileChange{},
+		Commits: []protocol.Commit{}, Salvaged: salvaged, Error: errMsg, Notes: j.Notes}
+	ev.Observed.Commands = []protocol.ObservedCommand{}
+	for _, n := range j.Notes {
+		if n == job.NoteDirty {
+			ev.Observed.UserCheckoutDirty = true
+		}
+	}
+	ev.Cost.ReservedUSD = float64(j.MaxMicros) / 1e6
+	now := time.Now().UTC()
+	ms := func(a, b time.Time) int64 {
+		if a.IsZero() {
+			return 0
+		}
+		if b.IsZero() {
+			b = now
+		}
+		return b.Sub(a).Milliseconds()
+	}
+	firstNonZero := func(ts ...time.Time) time.Time {
+		for _, t := range ts {
+			if !t.IsZero() {
+				return t
+			}
+		}
+		return now
+	}
+	ev.Timings = protocol.Timings{
+		QueuedMS:    ms(j.CreatedAt, firstNonZero(j.PreparingAt)),
+		PreparingMS: ms(j.PreparingAt, firstNonZero(j.RunningAt)),
+		RunningMS:   ms(j.RunningAt, firstNonZero(j.VerifyingAt)),
+		VerifyingMS: ms(j.VerifyingAt, now),
+		TotalMS:     ms(j.CreatedAt, now),
+	}
+	if j.RunningAt.IsZero() {
+		ev.Timings.PreparingMS = ms(j.PreparingAt, now)
+	}
+	if j.VerifyingAt.IsZero() {
+		ev.Timings.VerifyingMS = 0
+		ev.Timings.RunningMS = ms(j.RunningAt, now)
+	}
+	if j.Kind != protocol.KindWrite || j.Repo == "" || head == "" || head == j.BaseSHA {
+		return ev
+	}
+	if files, err := gitx.DiffFiles(ctx, j.Repo, j.BaseSHA, head); err == nil {
+		for _, f := range files {
+			ev.Files = append(ev.Files, protocol.FileChange{Path: f.Path, OldPath: f.OldPath, Change: f.Change, Added: f.Added, Deleted: f.Deleted})
+		}
+	}
+	if commits, err := gitx.Log(ctx, j.Repo, j.BaseSHA, head); err == nil {
+		for _, c := range commits {
+			ev.Commits = append(ev.Commits, protocol.Commit{SHA: c.SHA, Subject: c.Subject, Author: c.Author,
+				ByHub: c.Trailers["Hub-Job"] == j.ID, Salvage: strings.EqualFold(c.Trailers["Hub-Salvage"], "true")})
+		}
+	}
+	return ev
+}
+
+// activityWriter passes output on and tells the watchdog the worker is alive.
+type activityWriter struct {
+	w interface{ Write([]byte) (int, error) }
+	s *shim
+}
+
+func (a *activityWriter) Write(p []byte) (int, error) {
+	a.s.touch()
+	return a.w.Write(p)
+}

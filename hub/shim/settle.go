@@ -1,0 +1,56 @@
+package shim
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/proc"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/store"
+)
+
+// Settle ends a job whose shim is gone: the engine's process group is
+// stopped (only if its leader is still the process recorded), whatever the
+// worktree holds is committed as salvage, and the job is closed as failed with
+// its reservation. The cost of an engine that pays with money is unknown
+// here, so the whole reservation is charged. The caller must hold the job's
+// shim lock, so no shim can be running it.
+func Settle(ctx context.Context, st *store.Store, reg *engine.Registry, j *store.Job, reason string) error {
+	if j.State.Terminal() {
+		return nil
+	}
+	if j.EnginePGID > 0 {
+		proc.StopGroup(j.EnginePGID, j.EngineStart, 2*time.Second)
+	}
+	head, salvaged := j.BaseSHA, false
+	var commitErr error
+	if j.Kind == protocol.KindWrite && j.Worktree != "" {
+		h, s, err := commitWorktree(ctx, j, true)
+		if err == nil {
+			head, salvaged = h, s
+		}
+		commitErr = err
+	}
+	msg := reason
+	switch {
+	case commitErr != nil:
+		msg += "; committing its worktree failed (" + commitErr.Error() + "), the files stay in " + j.Worktree
+	case salvaged:
+		msg += "; its partial work was committed as salvage on " + j.Branch
+	}
+	costKnown := false
+	if e, ok := reg.Get(j.Engine); ok && e.Capabilities().Pays == "free" {
+		costKnown = true
+	}
+	ev := buildEvidence(ctx, j, head, salvaged, msg, protocol.StateFailed)
+	ev.Cost.Known = costKnown
+	if !costKnown {
+		ev.Cost.USD = ev.Cost.ReservedUSD
+	}
+	raw, _ := json.Marshal(ev)
+	_, err := st.Finish(ctx, j.ID, store.Ending{State: protocol.StateFailed, HeadSHA: head, Salvaged: salvaged,
+		Error: msg, CostKnown: costKnown, Evidence: raw, Text: msg}, time.Now().UTC())
+	return err
+}

@@ -1,0 +1,426 @@
+package shim
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/gofrs/flock"
+	"github.com/rs/zerolog"
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/hub/proc"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/redact"
+	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/hub/store"
+)
+
+// ErrOwned means another shim already runs the job.
+var ErrOwned = errors.New("another shim owns this job")
+
+// Options configure a shim. Engines and Paths are required.
+type Options struct {
+	Paths     config.Paths
+	JobID     string
+	Engines   *engine.Registry
+	HubBinary string // put first on the worker's PATH; default os.Executable
+	Log       zerolog.Logger
+	// StopGrace is how long a stopped worker gets between SIGTERM and SIGKILL (default 5s).
+	StopGrace time.Duration
+}
+
+// hubIdentity signs the commits hub makes itself.
+var hubIdentity = gitx.Identity{Name: "hub", Email: "hub@localhost"}
+
+type shim struct {
+	o      Options
+	st     *store.Store
+	job    *store.Job
+	params protocol.StartParams
+	repo   *gitx.Repo
+	eng    engine.Engine
+	red    *redact.Redactor
+	dir    string // where the worker runs
+
+	journalMu sync.Mutex
+	journal   *os.File
+
+	notify   chan struct{}
+	activity chan struct{}
+
+	stopOnce sync.Once
+	stopCh   chan string
+
+	askMu   sync.Mutex
+	waiting map[string]chan string // question id → answer
+	asking  int
+
+	claimedMu sync.Mutex
+	claimed   []string
+	observed  []protocol.ObservedCommand
+}
+
+// Run runs the job to its end. It returns ErrOwned when another shim holds
+// the job, and an error when the job cannot be run at all (it is then closed
+// as failed when that is possible).
+func Run(ctx context.Context, o Options) error {
+	if o.StopGrace == 0 {
+		o.StopGrace = 5 * time.Second
+	}
+	if o.HubBinary == "" {
+		o.HubBinary, _ = os.Executable()
+	}
+	if err := os.MkdirAll(o.Paths.JobDir(o.JobID), 0o700); err != nil {
+		return err
+	}
+	lock := flock.New(o.Paths.ShimLock(o.JobID))
+	ok, err := lock.TryLock()
+	if err != nil {
+		return fmt.Errorf("lock job %s: %w", o.JobID, err)
+	}
+	if !ok {
+		return ErrOwned
+	}
+	defer lock.Unlock()
+
+	st, err := store.Open(o.Paths.DB())
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	j, err := st.Job(ctx, o.JobID)
+	if err != nil {
+		return err
+	}
+	if j.State != protocol.StatePreparing {
+		return fmt.Errorf("job %s is %s; a shim only takes a job that is preparing", j.ID, j.State)
+	}
+	s := &shim{o: o, st: st, job: j, notify: make(chan struct{}, 1), activity: make(chan struct{}, 1),
+		stopCh: make(chan string, 1), waiting: map[string]chan string{}, red: redact.New()}
+	if err := json.Unmarshal(j.Spec, &s.params); err != nil {
+		return s.fail(ctx, fmt.Sprintf("the job's stored spec is unreadable: %v", err))
+	}
+	s.journal, err = os.OpenFile(o.Paths.Journal(j.ID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer s.journal.Close()
+
+	start, _ := proc.StartTime(os.Getpid())
+	if err := st.Update(ctx, j.ID, func(r *store.Job) error {
+		r.ShimPID, r.ShimStart = os.Getpid(), start
+		return nil
+	}); err != nil {
+		return err
+	}
+
+	nctx, ncancel := context.WithCancel(context.Background())
+	defer ncancel()
+	go s.notifier(nctx)
+
+	_ = os.Remove(o.Paths.ShimSocket(j.ID))
+	ln, err := rpc.Listen(o.Paths.ShimSocket(j.ID))
+	if err != nil {
+		return s.fail(ctx, fmt.Sprintf("cannot open the job's socket: %v", err))
+	}
+	sctx, scancel := context.WithCancel(context.Background())
+	go rpc.Serve(sctx, ln, s.handle, &rpc.Options{Logger: &o.Log}, nil)
+	defer func() {
+		scancel()
+		ln.Close()
+		os.Remove(o.Paths.ShimSocket(j.ID))
+	}()
+
+	s.execute(ctx)
+	s.poke()
+	// Give the notifier a moment to tell the daemon about the ending.
+	s.flushNotify()
+	return nil
+}
+
+// fail closes the job as failed before it ever ran.
+func (s *shim) fail(ctx context.Context, msg string) error {
+	_, err := s.st.Finish(ctx, s.job.ID, store.Ending{State: protocol.StateFailed, Error: msg, HeadSHA: s.job.BaseSHA,
+		CostKnown: true, Text: msg}, time.Now().UTC())
+	s.poke()
+	if err != nil {
+		return err
+	}
+	return errors.New(msg)
+}
+
+// record appends an event to the store and the journal, and tells the daemon.
+func (s *shim) record(ctx context.Context, kind, text string, data any) {
+	now := time.Now().UTC()
+	cur, err := s.st.AppendEvent(ctx, s.job.ID, kind, text, data, now)
+	if err != nil {
+		s.o.Log.Error().Err(err).Str("kind", kind).Msg("append event")
+	}
+	s.journalLine(cur, now, kind, text, data)
+	s.poke()
+}
+
+func (s *shim) journalLine(cursor int64, at time.Time, kind, text string, data any) {
+	raw, _ := json.Marshal(data)
+	if data == nil {
+		raw = nil
+	}
+	line, _ := json.Marshal(protocol.Event{Cursor: cursor, JobID: s.job.ID, At: at, Kind: kind, Text: text, Data: raw})
+	s.journalMu.Lock()
+	defer s.journalMu.Unlock()
+	if s.journal != nil {
+		_, _ = s.journal.Write(append(line, '\n'))
+	}
+}
+
+// setState moves the job and journals the move.
+func (s *shim) setState(ctx context.Context, from []protocol.State, to protocol.State, reason string) error {
+	now := time.Now().UTC()
+	cur, err := s.st.SetState(ctx, s.job.ID, from, to, reason, now)
+	if err != nil {
+		return err
+	}
+	s.journalLine(cur, now, protocol.EventState, string(to), map[string]string{"reason": reason})
+	s.poke()
+	return nil
+}
+
+func (s *shim) poke() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (s *shim) touch() {
+	select {
+	case s.activity <- struct{}{}:
+	default:
+	}
+}
+
+// notifier tells the daemon that the job's records changed. Changes coalesce;
+// a daemon that is not there is simply not told (it reads the store when it
+// comes back).
+func (s *shim) notifier(ctx context.Context) {
+	var conn *rpc.Conn
+	defer func() {
+		if conn != nil {
+			conn.Close()
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.notify:
+		}
+		for attempt := 0; attempt < 2; attempt++ {
+			if conn == nil {
+				dctx, cancel := context.WithTimeout(ctx, time.Second)
+				nc, err := rpc.Dial(dctx, s.o.Paths.Socket())
+				cancel()
+				if err != nil {
+					break
+				}
+				conn = rpc.NewConn(ctx, nc, nil, nil)
+			}
+			if err := conn.Notify(ctx, protocol.NotifyShimChanged, protocol.ShimChangedParams{ID: s.job.ID}); err != nil {
+				conn.Close()
+				conn = nil
+				continue
+			}
+			break
+		}
+	}
+}
+
+// flushNotify sends one last notification synchronously.
+func (s *shim) flushNotify() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	nc, err := rpc.Dial(ctx, s.o.Paths.Socket())
+	if err != nil {
+		return
+	}
+	c := rpc.NewConn(ctx, nc, nil, nil)
+	defer c.Close()
+	_ = c.Notify(ctx, protocol.NotifyShimChanged, protocol.ShimChangedParams{ID: s.job.ID})
+}
+
+// handle serves the job's socket: the worker's questions and progress, and
+// the daemon's replies, steering and stop.
+func (s *shim) handle(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request) (any, error) {
+	switch req.Method {
+	case protocol.MethodWorkerAsk:
+		var p protocol.AskParams
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		return s.ask(ctx, p)
+	case protocol.MethodWorkerProgress:
+		var p protocol.ProgressParams
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		return s.progress(ctx, p)
+	case protocol.MethodShimReply:
+		var p protocol.ShimReplyParams
+		if err := decode(req, &p); err != nil {
+			return nil, err
+		}
+		return s.reply(ctx, p)
+	case protocol.MethodShimSteer:
+		s.touch()
+		return struct{}{}, nil
+	case protocol.MethodShimStop:
+		var p protocol.ShimStopParams
+		_ = decode(req, &p)
+		s.requestStop(p.Reason)
+		return struct{}{}, nil
+	}
+	return nil, rpc.MethodNotFound(req.Method)
+}
+
+func decode(req *jsonrpc2.Request, v any) error {
+	if req.Params == nil {
+		return rpc.Errorf(protocol.CodeInvalidParams, "send the parameters the method documents", "missing params")
+	}
+	if err := json.Unmarshal(*req.Params, v); err != nil {
+		return rpc.Errorf(protocol.CodeInvalidParams, "send the parameters the method documents", "bad params: %v", err)
+	}
+	return nil
+}
+
+func (s *shim) requestStop(reason string) {
+	if reason == "" {
+		reason = "stopped by request"
+	}
+	s.stopOnce.Do(func() { s.stopCh <- reason })
+}
+
+func (s *shim) checkJob(id string) error {
+	if id != "" && id != s.job.ID {
+		return rpc.Errorf(protocol.CodeInvalidParams, "use the HUB_JOB of your own environment", "this socket serves job %s, not %s", s.job.ID, id)
+	}
+	return nil
+}
+
+func (s *shim) progress(ctx context.Context, p protocol.ProgressParams) (*protocol.ProgressResult, error) {
+	if err := s.checkJob(p.Job); err != nil {
+		return nil, err
+	}
+	res := &protocol.ProgressResult{}
+	if note := s.red.String(p.Note); note != "" {
+		s.claimedMu.Lock()
+		s.claimed = append(s.claimed, note)
+		s.claimedMu.Unlock()
+		s.record(ctx, protocol.EventProgress, note, nil)
+	}
+	s.touch()
+	steers, err := s.st.TakeSteers(ctx, s.job.ID, time.Now().UTC())
+	if err != nil {
+		return nil, rpc.Errorf(protocol.CodeInternal, "", "read steering: %v", err)
+	}
+	for _, m := range steers {
+		res.Steer = append(res.Steer, m.Text)
+		s.journalLine(0, time.Now().UTC(), protocol.EventDelivered, m.Text, nil)
+	}
+	if len(steers) > 0 {
+		s.poke()
+	}
+	return res, nil
+}
+
+const noAnswer = "No answer from the supervisor in time. Go on with the most conservative choice, and name the open question in your final summary."
+
+func (s *shim) ask(ctx context.Context, p protocol.AskParams) (*protocol.AskResult, error) {
+	if err := s.checkJob(p.Job); err != nil {
+		return nil, err
+	}
+	text := s.red.String(p.Question)
+	if text == "" {
+		return nil, rpc.Errorf(protocol.CodeInvalidParams, "ask a question in words", "the question is empty")
+	}
+	kind := p.Kind
+	if kind == "" {
+		kind = "question"
+	}
+	now := time.Now().UTC()
+	wait := time.Duration(s.params.AskTimeoutS) * time.Second
+	q := &store.Question{ID: newQuestionID(), JobID: s.job.ID, Kind: kind, Text: text, Context: s.red.String(p.Context),
+		AskedAt: now, ExpiresAt: now.Add(wait)}
+	ch := make(chan string, 1)
+	s.askMu.Lock()
+	s.waiting[q.ID] = ch
+	s.asking++
+	s.askMu.Unlock()
+	defer func() {
+		s.askMu.Lock()
+		delete(s.waiting, q.ID)
+		s.asking--
+		s.askMu.Unlock()
+		s.touch()
+	}()
+	if err := s.st.AddQuestion(ctx, q, now); err != nil {
+		return nil, rpc.Errorf(protocol.CodeWrongState, "", "cannot ask now: %v", err)
+	}
+	s.journalLine(q.Cursor, now, protocol.EventQuestion, text, map[string]string{"id": q.ID})
+	s.poke()
+
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case ans := <-ch:
+		return &protocol.AskResult{QuestionID: q.ID, Answer: ans}, nil
+	case <-timer.C:
+		err := s.st.ExpireQuestion(context.Background(), s.job.ID, q.ID, time.Now().UTC())
+		if errors.Is(err, store.ErrWrongState) {
+			// Answered in the same instant: the answer wins.
+			select {
+			case ans := <-ch:
+				return &protocol.AskResult{QuestionID: q.ID, Answer: ans}, nil
+			case <-time.After(time.Second):
+			}
+		}
+		s.poke()
+		return &protocol.AskResult{QuestionID: q.ID, TimedOut: true, Instruction: noAnswer}, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s *shim) reply(ctx context.Context, p protocol.ShimReplyParams) (*protocol.ReplyResult, error) {
+	q, err := s.st.AnswerQuestion(ctx, s.job.ID, p.QuestionID, p.Text, time.Now().UTC())
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, rpc.Errorf(protocol.CodeNotFound, "check the job's status for its pending question", "%v", err)
+	case errors.Is(err, store.ErrWrongState):
+		return nil, rpc.Errorf(protocol.CodeWrongState, "the worker went on without it; steer it instead if it still matters", "%v", err)
+	case err != nil:
+		return nil, rpc.Errorf(protocol.CodeInternal, "", "%v", err)
+	}
+	s.journalLine(0, time.Now().UTC(), protocol.EventAnswer, "", map[string]string{"question_id": q.ID})
+	s.poke()
+	s.askMu.Lock()
+	ch := s.waiting[q.ID]
+	s.askMu.Unlock()
+	if ch != nil {
+		ch <- p.Text
+	}
+	return &protocol.ReplyResult{ID: s.job.ID, QuestionID: q.ID, Delivered: ch != nil}, nil
+}
+
+func (s *shim) isAsking() bool {
+	s.askMu.Lock()
+	defer s.askMu.Unlock()
+	return s.asking > 0
+}

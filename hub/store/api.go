@@ -1,0 +1,140 @@
+package store
+
+// This file fixes the store's API: the types and the method set the daemon
+// and the shim use. The implementation lives beside it.
+
+import (
+	"errors"
+	"time"
+
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+// Sentinel errors; callers check them with errors.Is.
+var (
+	ErrNotFound   = errors.New("not found")
+	ErrWrongState = errors.New("wrong state")
+)
+
+// Job is one job's record. Times are UTC; a zero time means "not yet".
+type Job struct {
+	ID    string
+	Seq   int64 // creation order
+	State protocol.State
+	Kind  string
+	Engine string
+	Model  string
+	Isolation string
+
+	Repo     string // top level of the user's repo ("" for a cwd read job)
+	Cwd      string
+	BaseRef  string // as the caller gave it
+	BaseSHA  string
+	Branch   string // hub/<id>, "" for read jobs
+	Worktree string // absolute path under HUB_HOME
+	Task     string
+	// Spec is the normalized protocol.StartParams as JSON.
+	Spec []byte
+
+	MaxMicros int64 // reservation asked for
+
+	CreatedAt   time.Time
+	PreparingAt time.Time
+	RunningAt   time.Time
+	VerifyingAt time.Time
+	EndedAt     time.Time
+	UpdatedAt   time.Time
+
+	HeadSHA  string
+	Salvaged bool
+	Error    string
+	Progress string // latest progress note
+	Summary  string // the worker's final claim
+	Notes    []string
+
+	CostMicros int64
+	CostKnown  bool
+	Tokens     int64
+
+	ShimPID     int
+	ShimStart   uint64 // process start time in clock ticks since boot (/proc/<pid>/stat field 22)
+	EnginePGID  int
+	EngineStart uint64
+
+	Verify   []byte // protocol.Verify JSON, once verify ran
+	Evidence []byte // protocol.Evidence JSON, once the job ended
+
+	Cursor int64 // cursor of the job's latest event
+}
+
+// Event is a stored journal event (protocol.Event with the data raw).
+type Event = protocol.Event
+
+// Question is a worker's question as stored.
+type Question struct {
+	ID         string
+	JobID      string
+	Kind       string
+	Text       string
+	Context    string
+	AskedAt    time.Time
+	ExpiresAt  time.Time
+	AnsweredAt time.Time
+	Answer     string
+	Expired    bool
+	Cursor     int64
+}
+
+// Steer is a queued steering message.
+type Steer struct {
+	ID          int64
+	JobID       string
+	Text        string
+	CreatedAt   time.Time
+	DeliveredAt time.Time
+}
+
+// Limits bound admission: slots across every process, money per month.
+type Limits struct {
+	MaxRunning   int
+	MonthlyCap   int64 // micro-dollars
+}
+
+// Admission is the outcome of Admit.
+type Admission struct {
+	Admitted bool
+	// Reason says why not (slots full, cap reached) when not admitted.
+	Reason string
+}
+
+// Ending closes a job: its terminal state and what it left.
+type Ending struct {
+	State      protocol.State // terminal
+	HeadSHA    string
+	Salvaged   bool
+	Error      string
+	Summary    string
+	CostMicros int64
+	CostKnown  bool // false: the whole reservation is charged
+	Tokens     int64
+	Evidence   []byte
+	Text       string // the state event's text (reason)
+}
+
+// LedgerRow is one reservation.
+type LedgerRow struct {
+	JobID          string
+	Month          string // "2026-12", UTC
+	ReservedMicros int64
+	ChargedMicros  int64
+	Closed         bool
+	ClosedAt       time.Time
+	CostKnown      bool
+}
+
+// MonthTotals is the money view of one month.
+type MonthTotals struct {
+	Month          string
+	ChargedMicros  int64 // closed reservations, charged amounts
+	ReservedMicros int64 // open reservations
+}

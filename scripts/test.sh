@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The test command: installs what the tests need when it is missing, then
+# runs every test. Used by `make test` and .ci/run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need() { command -v "$1" >/dev/null 2>&1; }
+apt_install() {
+	if need apt-get; then
+		echo "test: installing $* with apt-get" >&2
+		SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+		$SUDO apt-get update -qq && $SUDO apt-get install -y -qq "$@" >/dev/null
+	else
+		echo "test: $* is missing and there is no apt-get here; install it and run again" >&2
+		exit 1
+	fi
+}
+need git || apt_install git
+need go || { echo "test: Go 1.26 or newer is needed (https://go.dev/dl)" >&2; exit 1; }
+
+go mod download
+go vet ./...
+# -p 2: this suite spawns real daemons, shims and git; keep the machine responsive.
+go test -count=1 -p 2 -timeout 20m ./...
