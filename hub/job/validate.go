@@ -211,7 +211,7 @@ func canTake(e engine.Engine, p protocol.StartParams) error {
 			e.Name(), p.Isolation, strings.Join(caps.Isolation, ", "))
 	}
 	if err := e.Check(p); err != nil {
-		return bad("engine", "", "%v", err)
+		return bad("engine", "change the request as the message says, or pick another engine", "%v", err)
 	}
 	return nil
 }
