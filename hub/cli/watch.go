@@ -41,13 +41,18 @@ func watch(ctx context.Context, ios *IO, ids []string) error {
 		if !want[st.ID] {
 			return
 		}
-		line := job.Line(st)
-		if ios.JSON {
-			b, _ := json.Marshal(st)
-			line = string(b)
+		// A new line only when something a person reads changed, not the clock.
+		key := string(st.State) + "\x00" + st.Progress + "\x00" + st.Error
+		if st.Question != nil {
+			key += "\x00" + st.Question.ID
 		}
-		if last[st.ID] != line {
-			last[st.ID] = line
+		if last[st.ID] != key {
+			last[st.ID] = key
+			line := job.Line(st)
+			if ios.JSON {
+				b, _ := json.Marshal(st)
+				line = string(b)
+			}
 			ios.printf("%s\n", line)
 		}
 		if st.State.Terminal() {

@@ -17,6 +17,7 @@ import (
 	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/hub/store"
 )
 
 // world is one test's HUB_HOME with a daemon client.
@@ -113,3 +114,13 @@ func readFile(t *testing.T, path string) string {
 }
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
+
+func storeJob(t *testing.T, w *world, id string) (*store.Job, error) {
+	t.Helper()
+	st, err := store.Open(w.paths.DB())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	return st.Job(deadline(t, 10*time.Second), id)
+}
