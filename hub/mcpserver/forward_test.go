@@ -82,7 +82,7 @@ func TestForward(t *testing.T) {
 					Hint: "use one of worktree, sandbox, isolated, untrusted"}},
 			}},
 			wantText: "abc12345 queued · exec · branch hub/abc12345\n" +
-				`#2 refused: unknown isolation level "bogus". (field isolation) Use one of worktree, sandbox, isolated, untrusted.`,
+				`#2 refused: unknown isolation level "bogus". Use one of worktree, sandbox, isolated, untrusted.`,
 			out: func() any { return &protocol.StartManyResult{} },
 		},
 		{
@@ -248,7 +248,7 @@ func TestDaemonErrors(t *testing.T) {
 		{"stop", map[string]any{"id": "abc12345"}, noHint, "boom."},
 		{"wait", map[string]any{"ids": []string{"a"}}, notFound, `no job "nosuch". Check the id with wait or engines.`},
 		{"engines", nil, errClosed, "hub daemon unreachable"},
-		{"start_many", map[string]any{"jobs": []map[string]any{}}, errorWith(protocol.CodeInvalidParams, "no jobs", protocol.ErrorData{Field: "jobs"}), "no jobs. (field jobs)"},
+		{"start_many", map[string]any{"jobs": []map[string]any{}}, errorWith(protocol.CodeInvalidParams, "the list is empty", protocol.ErrorData{Field: "jobs"}), "the list is empty (field jobs)."},
 	}
 	for _, v := range versions {
 		for _, tc := range tests {

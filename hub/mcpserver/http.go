@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"crypto/subtle"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -48,11 +47,9 @@ func localOrigin(o string) bool {
 	if p := u.Port(); p != "" && strings.Trim(p, "0123456789") != "" {
 		return false
 	}
-	switch host := u.Hostname(); host {
-	case "localhost", "127.0.0.1":
+	switch u.Hostname() {
+	case "localhost", "127.0.0.1", "::1":
 		return true
-	default:
-		ip := net.ParseIP(host)
-		return ip != nil && ip.Equal(net.IPv6loopback) && strings.Contains(u.Host, "[")
 	}
+	return false
 }

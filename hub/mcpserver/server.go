@@ -166,16 +166,21 @@ func toolError(err error) error {
 		return &toolErr{fmt.Sprintf("hub daemon unreachable (%v); restart the hub MCP server (or run `hub serve`)", err)}
 	}
 	data := errorData(je)
-	var b strings.Builder
-	b.WriteString(sentence(je.Message))
-	if data.Field != "" && !strings.Contains(je.Message, data.Field) {
-		fmt.Fprintf(&b, " (field %s)", data.Field)
+	return &toolErr{failure(je.Message, data.Field, data.Hint)}
+}
+
+// failure is "<message> (field f). <Hint>." The field is left out when the
+// message already names it.
+func failure(msg, field, hint string) string {
+	msg = strings.TrimRight(strings.TrimSpace(msg), ".")
+	if field != "" && !strings.Contains(msg, field) {
+		msg += " (field " + field + ")"
 	}
-	if data.Hint != "" {
-		b.WriteString(" ")
-		b.WriteString(sentence(upperFirst(data.Hint)))
+	msg = sentence(msg)
+	if hint != "" {
+		msg += " " + sentence(upperFirst(hint))
 	}
-	return &toolErr{b.String()}
+	return msg
 }
 
 func errorData(je *jsonrpc2.Error) protocol.ErrorData {

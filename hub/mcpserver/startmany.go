@@ -74,12 +74,5 @@ func addStartMany(s *Server) {
 }
 
 func itemErrorText(e *protocol.ItemError) string {
-	msg := sentence(e.Message)
-	if e.Field != "" && !strings.Contains(e.Message, e.Field) {
-		msg = fmt.Sprintf("%s (field %s)", msg, e.Field)
-	}
-	if e.Hint != "" {
-		msg += " " + sentence(upperFirst(e.Hint))
-	}
-	return msg
+	return failure(e.Message, e.Field, e.Hint)
 }

@@ -33,10 +33,12 @@ import (
 // under $0.40 by construction, so a lone month-B job always fits and every
 // job is admitted in the end.
 //
-// What breaks it: doing Admit's slot count or month totals outside its
-// immediate transaction (read on s.db, then write in the tx) lets two
+// What breaks it: doing Admit's slot count or month totals before its
+// immediate transaction begins (check, then BEGIN and write) lets two
 // processes take the last slot or the last dollar at once, and the replay
-// below sees 4 slots or more than the cap reserved. Dropping
+// below sees 4 slots or more than the cap reserved. (A read on s.db made
+// while the transaction already holds the write lock is still safe: no one
+// can commit in between.) Dropping
 // _txlock=immediate from the DSN makes the transactions deferred: a reader
 // that then writes gets SQLITE_BUSY (busy_timeout cannot help a read→write
 // upgrade in WAL), so helpers fail. A Finish that does not refuse an ended
