@@ -18,12 +18,12 @@ var (
 
 // Job is one job's record. Times are UTC; a zero time means "not yet".
 type Job struct {
-	ID    string
-	Seq   int64 // creation order
-	State protocol.State
-	Kind  string
-	Engine string
-	Model  string
+	ID        string
+	Seq       int64 // creation order
+	State     protocol.State
+	Kind      string
+	Engine    string
+	Model     string
 	Isolation string
 
 	Repo     string // top level of the user's repo ("" for a cwd read job)
@@ -96,8 +96,8 @@ type Steer struct {
 
 // Limits bound admission: slots across every process, money per month.
 type Limits struct {
-	MaxRunning   int
-	MonthlyCap   int64 // micro-dollars
+	MaxRunning int
+	MonthlyCap int64 // micro-dollars
 }
 
 // Admission is the outcome of Admit.
