@@ -6,7 +6,6 @@ import (
 
 	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
-	"github.com/hub-agents/hub/hub/rpc"
 )
 
 // poke tells the pump the store has news (a shim wrote, or a handler did).
@@ -53,14 +52,10 @@ func (s *Server) pump(ctx context.Context) {
 			s.wake(since)
 			return
 		}
-		subs := s.subscribers()
 		touched := map[string]bool{}
 		var order []string
 		ended := false
 		for _, ev := range evs {
-			for _, c := range subs {
-				_ = c.Notify(ctx, protocol.NotifyJobEvent, ev)
-			}
 			if !touched[ev.JobID] {
 				touched[ev.JobID] = true
 				order = append(order, ev.JobID)
@@ -69,15 +64,27 @@ func (s *Server) pump(ctx context.Context) {
 				ended = true
 			}
 		}
-		if len(subs) > 0 {
+		var changed []protocol.JobStatus
+		if s.hasSubscribers() {
 			for _, id := range order {
 				if st, err := s.status(ctx, id); err == nil {
-					for _, c := range subs {
-						_ = c.Notify(ctx, protocol.NotifyJobChanged, st)
-					}
+					changed = append(changed, st)
 				}
 			}
 		}
+		s.subsMu.Lock()
+		for _, sub := range s.subs {
+			for _, ev := range evs {
+				if ev.Cursor > sub.last {
+					sub.send(notification{protocol.NotifyJobEvent, ev})
+					sub.last = ev.Cursor
+				}
+			}
+			for _, st := range changed {
+				sub.send(notification{protocol.NotifyJobChanged, st})
+			}
+		}
+		s.subsMu.Unlock()
 		s.wake(evs[len(evs)-1].Cursor)
 		if ended {
 			s.kick()
@@ -98,14 +105,10 @@ func (s *Server) wake(cursor int64) {
 	s.changed = make(chan struct{})
 }
 
-func (s *Server) subscribers() []*rpc.Conn {
+func (s *Server) hasSubscribers() bool {
 	s.subsMu.Lock()
 	defer s.subsMu.Unlock()
-	out := make([]*rpc.Conn, 0, len(s.subs))
-	for c := range s.subs {
-		out = append(out, c)
-	}
-	return out
+	return len(s.subs) > 0
 }
 
 // status builds one job's short view.

@@ -43,12 +43,12 @@ type Options struct {
 
 // Server is a running daemon.
 type Server struct {
-	o     Options
-	st    *store.Store
+	o      Options
+	st     *store.Store
 	cancel context.CancelFunc
 
 	subsMu sync.Mutex
-	subs   map[*rpc.Conn]bool
+	subs   map[*rpc.Conn]*subscriber
 
 	// changed is closed and replaced whenever the store has news; waiters
 	// block on it. lastCursor is the newest event fanned out.
@@ -87,7 +87,7 @@ func Serve(ctx context.Context, o Options) error {
 	defer st.Close()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &Server{o: o, st: st, cancel: cancel, subs: map[*rpc.Conn]bool{}, changed: make(chan struct{}),
+	s := &Server{o: o, st: st, cancel: cancel, subs: map[*rpc.Conn]*subscriber{}, changed: make(chan struct{}),
 		pumpCh: make(chan struct{}, 1), schedCh: make(chan struct{}, 1), watching: map[string]bool{}}
 	if s.lastCursor, err = st.LastCursor(ctx); err != nil {
 		return err

@@ -34,23 +34,37 @@ func (s *Server) events(ctx context.Context, p protocol.EventsParams) (*protocol
 	return res, nil
 }
 
+// subscribe replays the events after Since (when given), then sends every
+// new event and job change. Replay and registration happen under the
+// subscribers' lock, so no event is lost or sent twice between them.
 func (s *Server) subscribe(ctx context.Context, c *rpc.Conn, p protocol.SubscribeParams) (*protocol.SubscribeResult, error) {
+	s.subsMu.Lock()
+	defer s.subsMu.Unlock()
+	if _, ok := s.subs[c]; ok {
+		return nil, wrongState("subscribe once per connection", "this connection is already subscribed")
+	}
 	cur, err := s.st.LastCursor(ctx)
 	if err != nil {
 		return nil, internal(err)
 	}
+	sub := newSubscriber(c, cur)
 	if p.Since > 0 && p.Since < cur {
-		evs, err := s.st.Events(ctx, nil, p.Since, 5000)
-		if err != nil {
-			return nil, internal(err)
-		}
-		for _, ev := range evs {
-			_ = c.Notify(ctx, protocol.NotifyJobEvent, ev)
+		sub.last = p.Since
+		for sub.last < cur {
+			evs, err := s.st.Events(ctx, nil, sub.last, 1000)
+			if err != nil {
+				return nil, internal(err)
+			}
+			if len(evs) == 0 {
+				break
+			}
+			for _, ev := range evs {
+				sub.send(notification{protocol.NotifyJobEvent, ev})
+				sub.last = ev.Cursor
+			}
 		}
 	}
-	s.subsMu.Lock()
-	s.subs[c] = true
-	s.subsMu.Unlock()
+	s.subs[c] = sub
 	return &protocol.SubscribeResult{Cursor: cur}, nil
 }
 
