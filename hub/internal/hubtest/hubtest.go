@@ -14,6 +14,10 @@ import (
 	"testing"
 )
 
+// goEnv is the environment the test process started with: tests move HOME,
+// and the go command must still find the real module and build caches.
+var goEnv = os.Environ()
+
 var (
 	buildOnce sync.Once
 	binPath   string
@@ -23,7 +27,9 @@ var (
 // Binary builds ./cmd/hub once per test process and returns its path.
 func Binary() (string, error) {
 	buildOnce.Do(func() {
-		out, err := exec.Command("go", "env", "GOMOD").Output()
+		gocmd := exec.Command("go", "env", "GOMOD")
+		gocmd.Env = goEnv
+		out, err := gocmd.Output()
 		if err != nil {
 			buildErr = fmt.Errorf("go env GOMOD: %w", err)
 			return
@@ -37,6 +43,7 @@ func Binary() (string, error) {
 		binPath = filepath.Join(dir, "hub")
 		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/hub")
 		cmd.Dir = root
+		cmd.Env = goEnv
 		if b, err := cmd.CombinedOutput(); err != nil {
 			buildErr = fmt.Errorf("go build ./cmd/hub: %v\n%s", err, b)
 		}
