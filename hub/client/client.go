@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-		"syscall"
+	"syscall"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -45,6 +45,8 @@ type Client struct {
 func Connect(ctx context.Context, paths config.Paths, o Options) (*Client, error) {
 	c, err := dial(ctx, paths, o)
 	if err != nil && o.AutoStart && daemonAbsent(err) {
+		// Nothing answers, or what answered went away mid-handshake (a
+		// daemon dying as we dialled): start one; its lock keeps it single.
 		if err := startDaemon(paths, o); err != nil {
 			return nil, err
 		}
@@ -57,7 +59,11 @@ func Connect(ctx context.Context, paths config.Paths, o Options) (*Client, error
 }
 
 func daemonAbsent(err error) bool {
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) || errors.Is(err, os.ErrNotExist)
+	var je *jsonrpc2.Error
+	if errors.As(err, &je) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false // a daemon answered, or the caller gave up
+	}
+	return true
 }
 
 func dial(ctx context.Context, paths config.Paths, o Options) (*Client, error) {

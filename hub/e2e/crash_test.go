@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/internal/hubtest"
+	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
 )
@@ -106,7 +107,7 @@ func TestShimKill9(t *testing.T) {
 		t.Errorf("salvage commit not marked:\n%s", subject)
 	}
 	// The worker's sleep must be gone with its group.
-	if err := syscall.Kill(-rec.EnginePGID, 0); err == nil {
+	if proc.GroupAlive(rec.EnginePGID) {
 		t.Errorf("the worker's process group %d is still alive", rec.EnginePGID)
 	}
 	checkLedger(t, w)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/internal/hubtest"
+	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -115,7 +116,7 @@ func TestStop(t *testing.T) {
 		t.Errorf("stopped job's work: %q", got)
 	}
 	st2, _ := storeJob(t, w, run.ID)
-	if err := syscall.Kill(-st2.EnginePGID, 0); err == nil {
+	if proc.GroupAlive(st2.EnginePGID) {
 		t.Errorf("the stopped job's process group %d is alive", st2.EnginePGID)
 	}
 	checkLedger(t, w)

@@ -66,12 +66,37 @@ func KillGroup(pgid int, leaderStart uint64, sig syscall.Signal) error {
 	return err
 }
 
-// GroupAlive reports whether any process is left in process group pgid.
+// GroupAlive reports whether any live process (not a zombie waiting to be
+// reaped) is left in process group pgid.
 func GroupAlive(pgid int) bool {
-	if pgid <= 1 {
+	if pgid <= 1 || syscall.Kill(-pgid, 0) != nil {
 		return false
 	}
-	return syscall.Kill(-pgid, 0) == nil
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		// f[0] is the state, f[2] the process group.
+		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && pid > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // StopGroup sends SIGTERM to the group, waits up to grace for it to empty,
