@@ -56,6 +56,7 @@ const instructions = `hub delegates bounded coding tasks to worker agents, each 
 	`Delegate work you can state precisely: give a self-contained task, a verify command and a definition of done. ` +
 	`Call start (or start_many for independent tasks), then one wait for all ids. ` +
 	`A needs_input job asks a question: answer it with reply, then wait again with since=cursor. ` +
+	`If your client cuts tool calls short (Codex: 60 s), pass wait a timeout_s below that and wait again while done is false. ` +
 	`Read result (a 10-line summary); ask for evidence when in doubt. ` +
 	`Review the branch hub/<id>, merge what is good, then cleanup.`
 

@@ -262,7 +262,7 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 		}
 	}()
 
-	tail := &tailBuffer{max: 4096}
+	tail := &engine.Tail{Max: 4096}
 	cmd := exec.Command("sh", "-c", s.params.Verify)
 	cmd.Dir = dir
 	cmd.Env = workerEnv(s.o.HubBinary, "HUB_JOB="+j.ID, "HUB_VERIFY=1")

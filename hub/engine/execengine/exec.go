@@ -6,14 +6,12 @@
 package execengine
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -61,7 +59,7 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 	cmd.Env = spec.Env
 	cmd.Stdin = nil // /dev/null
 	r := &run{command: spec.Params.Exec}
-	tail := &tailWriter{max: 4096}
+	tail := &engine.Tail{Max: 4096}
 	if spec.Output != nil {
 		cmd.Stdout = io.MultiWriter(tail, spec.Output)
 	} else {
@@ -86,7 +84,7 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 type run struct {
 	cmd     *exec.Cmd
 	command string
-	tail    *tailWriter
+	tail    *engine.Tail
 	started time.Time
 	done    chan struct{}
 	err     error
@@ -124,33 +122,6 @@ func (r *run) Stop(grace time.Duration) {
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	<-r.done
-}
-
-// tailWriter keeps the last max bytes written.
-type tailWriter struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tailWriter) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > 2*t.max {
-		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
-	}
-	return len(p), nil
-}
-
-func (t *tailWriter) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	b := t.buf
-	if len(b) > t.max {
-		b = b[len(b)-t.max:]
-	}
-	return string(bytes.ToValidUTF8(b, []byte("?")))
 }
 
 func lastLines(s string, n int) string {
