@@ -95,25 +95,42 @@ func run(out string, runs, nfiles int) error {
 	ready := &figure{name: "start → worker running", unit: "ms"}
 	floor := &figure{name: "floor: bare `git worktree add`", unit: "ms"}
 	for i := -1; i < runs; i++ {
-		t0 := time.Now()
-		var r protocol.StartResult
-		if err := c.Call(ctx, protocol.MethodJobStart, protocol.StartParams{Task: "bench", Repo: repo, Engine: "exec", Exec: "true"}, &r); err != nil {
-			return err
-		}
-		startMS := ms(time.Since(t0))
-		if err := waitAll(ctx, c, []string{r.ID}); err != nil { // one at a time: readiness is per job
-			return err
-		}
-		j, err := st.Job(ctx, r.ID)
-		if err != nil {
+		// Alternate which goes first, so neither always meets the other's leftovers.
+		var startMS, floorMS float64
+		var j *store.Job
+		hubRun := func() error {
+			t0 := time.Now()
+			var r protocol.StartResult
+			if err := c.Call(ctx, protocol.MethodJobStart, protocol.StartParams{Task: "bench", Repo: repo, Engine: "exec", Exec: "true"}, &r); err != nil {
+				return err
+			}
+			startMS = ms(time.Since(t0))
+			if err := waitAll(ctx, c, []string{r.ID}); err != nil { // one at a time: readiness is per job
+				return err
+			}
+			var err error
+			j, err = st.Job(ctx, r.ID)
 			return err
 		}
 		dir := filepath.Join(work, fmt.Sprintf("floor-%d", i+1))
-		t1 := time.Now()
-		if b, err := exec.Command("git", "-C", repo, "worktree", "add", "-q", "-b", fmt.Sprintf("floor-%d", i+1), dir, "HEAD").CombinedOutput(); err != nil {
-			return fmt.Errorf("worktree add: %v %s", err, b)
+		floorRun := func() error {
+			t1 := time.Now()
+			if b, err := exec.Command("git", "-C", repo, "worktree", "add", "-q", "-b", fmt.Sprintf("floor-%d", i+1), dir, "HEAD").CombinedOutput(); err != nil {
+				return fmt.Errorf("worktree add: %v %s", err, b)
+			}
+			floorMS = ms(time.Since(t1))
+			return nil
 		}
-		floorMS := ms(time.Since(t1))
+		first, second := hubRun, floorRun
+		if i%2 != 0 {
+			first, second = floorRun, hubRun
+		}
+		if err := first(); err != nil {
+			return err
+		}
+		if err := second(); err != nil {
+			return err
+		}
 		exec.Command("git", "-C", repo, "worktree", "remove", "--force", dir).Run()
 		exec.Command("git", "-C", repo, "worktree", "remove", "--force", j.Worktree).Run()
 		if i < 0 {
