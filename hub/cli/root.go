@@ -58,6 +58,7 @@ type IO struct {
 func (s *IO) printJSON(v any) error {
 	enc := json.NewEncoder(s.Out)
 	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
 

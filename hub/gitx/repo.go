@@ -1,0 +1,229 @@
+package gitx
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// Repo is a validated git checkout with a work tree and at least one commit.
+type Repo struct {
+	Top       string // absolute top level of the work tree (symlinks resolved)
+	GitDir    string // absolute .git dir of this work tree
+	CommonDir string // absolute common dir (== GitDir for the main work tree)
+}
+
+// Open validates path in-process, without starting git: path must be an
+// existing directory inside a git work tree (the top or any directory below
+// it, including in a linked worktree) whose HEAD has a commit. The errors are
+// ErrNotRepo, ErrBare and ErrNoCommits, with messages that say what to do.
+func Open(path string) (*Repo, error) {
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &hintError{fmt.Sprintf("%s is not a git repository (it does not exist); pass the top of a git checkout", path), ErrNotRepo, err}
+	case err != nil:
+		return nil, fmt.Errorf("open repository %s: %w", path, err)
+	case !fi.IsDir():
+		return nil, &hintError{fmt.Sprintf("%s is not a git repository (it is not a directory); pass the top of a git checkout", path), ErrNotRepo, nil}
+	}
+	dir, err := realPath(path)
+	if err != nil {
+		return nil, fmt.Errorf("open repository %s: %w", path, err)
+	}
+	notRepo := &hintError{fmt.Sprintf("%s is not a git repository; pass the top of a git checkout", path), ErrNotRepo, nil}
+	bare := &hintError{fmt.Sprintf("%s is a bare repository; pass a checkout with a work tree", path), ErrBare, nil}
+
+	repo, err := openGoGit(dir)
+	if errors.Is(err, git.ErrRepositoryNotExists) {
+		if insideGitDir(dir) {
+			return nil, bare
+		}
+		return nil, notRepo
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open repository %s: %w", path, err)
+	}
+	wt, err := repo.Worktree()
+	if errors.Is(err, git.ErrIsBareRepository) {
+		return nil, bare
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open repository %s: %w", path, err)
+	}
+	r := &Repo{Top: filepath.Clean(wt.Filesystem.Root())}
+	if r.GitDir, r.CommonDir, err = gitDirs(r.Top); err != nil {
+		return nil, fmt.Errorf("open repository %s: %w", path, err)
+	}
+	// core.bare in the common config speaks for the main work tree only: a
+	// linked worktree of a bare repository is a fine checkout.
+	if cfg, err := repo.Config(); err == nil && cfg.Core.IsBare && r.GitDir == r.CommonDir {
+		return nil, bare
+	}
+	if _, err := repo.Head(); errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return nil, &hintError{fmt.Sprintf("%s has no commits yet; commit something first, hub starts jobs from a commit", path), ErrNoCommits, nil}
+	} else if err != nil {
+		return nil, fmt.Errorf("open repository %s: read HEAD: %w", path, err)
+	}
+	return r, nil
+}
+
+// openGoGit opens the repository containing dir with go-git, looking upward
+// for .git and following a linked worktree's commondir.
+func openGoGit(dir string) (*git.Repository, error) {
+	return git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+}
+
+// insideGitDir reports whether dir or one of its parents looks like a git
+// directory (HEAD, objects/ and refs/), as a bare repository does. go-git
+// only looks for .git, so it reports a bare repository as no repository.
+func insideGitDir(dir string) bool {
+	for {
+		if isGitDir(dir) {
+			return true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
+}
+
+func isGitDir(dir string) bool {
+	if fi, err := os.Stat(filepath.Join(dir, "HEAD")); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	for _, sub := range []string{"objects", "refs"} {
+		if fi, err := os.Stat(filepath.Join(dir, sub)); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// gitDirs finds the git dir of the work tree at top (.git, or where a .git
+// file points) and its common dir (where a commondir file points, else the
+// git dir itself), both absolute with symlinks resolved.
+func gitDirs(top string) (gitDir, commonDir string, err error) {
+	dot := filepath.Join(top, ".git")
+	fi, err := os.Stat(dot)
+	if err != nil {
+		return "", "", err
+	}
+	gitDir = dot
+	if !fi.IsDir() {
+		b, err := os.ReadFile(dot)
+		if err != nil {
+			return "", "", err
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		p, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+		if !ok {
+			return "", "", fmt.Errorf("%s has no gitdir: line", dot)
+		}
+		gitDir = resolveFrom(top, strings.TrimSpace(p))
+	}
+	if gitDir, err = realPath(gitDir); err != nil {
+		return "", "", err
+	}
+	commonDir = gitDir
+	if b, err := os.ReadFile(filepath.Join(gitDir, "commondir")); err == nil {
+		if p := strings.TrimSpace(string(b)); p != "" {
+			commonDir = resolveFrom(gitDir, p)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", "", err
+	}
+	if commonDir, err = realPath(commonDir); err != nil {
+		return "", "", err
+	}
+	return gitDir, commonDir, nil
+}
+
+func resolveFrom(base, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(base, p)
+}
+
+func realPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+var fullHex = regexp.MustCompile(`^[0-9a-fA-F]{40}$`)
+
+// Resolve resolves rev ("" means HEAD) to the full SHA of a commit,
+// in-process: branches, tags (annotated ones peeled to their commit), short
+// and full SHAs, and suffixes such as HEAD~1 or main^2. A rev that names no
+// commit is an ErrUnknownRevision; one that names a tree or blob is an error
+// too.
+func (r *Repo) Resolve(rev string) (string, error) {
+	if rev == "" {
+		rev = "HEAD"
+	}
+	repo, err := openGoGit(r.Top)
+	if err != nil {
+		return "", fmt.Errorf("resolve %q in %s: %w", rev, r.Top, err)
+	}
+	h, err := repo.ResolveRevision(plumbing.Revision(rev))
+	if err == nil {
+		return h.String(), nil
+	}
+	if h, t, ok := peel(repo, rev); ok {
+		if t == plumbing.CommitObject { // a tag of a tag, which go-git does not peel
+			return h.String(), nil
+		}
+		return "", fmt.Errorf("revision %q in %s is a %s, not a commit; pass a branch, tag or commit", rev, r.Top, t)
+	}
+	return "", &hintError{fmt.Sprintf("unknown revision %q in %s; pass a branch, tag or commit that exists", rev, r.Top), ErrUnknownRevision, err}
+}
+
+// peel finds the object rev names when rev is a full SHA or a ref, peeling
+// tags, so that a rev naming a tree or blob gets a better message than
+// "unknown" and a tag of a tag still finds its commit.
+func peel(repo *git.Repository, rev string) (plumbing.Hash, plumbing.ObjectType, bool) {
+	var h plumbing.Hash
+	switch {
+	case fullHex.MatchString(rev):
+		h = plumbing.NewHash(rev)
+	default:
+		found := false
+		for _, name := range []string{rev, "refs/" + rev, "refs/tags/" + rev, "refs/heads/" + rev, "refs/remotes/" + rev, "refs/remotes/" + rev + "/HEAD"} {
+			if ref, err := repo.Reference(plumbing.ReferenceName(name), true); err == nil {
+				h, found = ref.Hash(), true
+				break
+			}
+		}
+		if !found {
+			return h, plumbing.InvalidObject, false
+		}
+	}
+	for range 10 { // a tag of a tag of ...
+		obj, err := repo.Storer.EncodedObject(plumbing.AnyObject, h)
+		if err != nil {
+			return h, plumbing.InvalidObject, false
+		}
+		if obj.Type() != plumbing.TagObject {
+			return h, obj.Type(), true
+		}
+		tag, err := repo.TagObject(h)
+		if err != nil {
+			return h, plumbing.InvalidObject, false
+		}
+		h = tag.Target
+	}
+	return h, plumbing.InvalidObject, false
+}

@@ -1,0 +1,138 @@
+package gitx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// AddWorktree makes a worktree of r at path (which must not exist; its parent
+// is created) checked out at base. With a branch name it creates that branch
+// at base (and fails if the branch exists); with "" the worktree is detached.
+// On failure it leaves nothing behind: no directory, no worktree entry, no
+// new branch.
+func AddWorktree(ctx context.Context, r *Repo, path, branch, base string) error {
+	if err := checkRev("base", base); err != nil {
+		return err
+	}
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("add worktree: %w", err)
+	}
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("add worktree: %s already exists; pass a path that does not exist", path)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("add worktree: %w", err)
+	}
+	args := []string{"worktree", "add", "--quiet"}
+	if branch != "" {
+		if err := checkRev("branch", branch); err != nil {
+			return err
+		}
+		exists, err := BranchExists(ctx, r, branch)
+		if err != nil {
+			return err
+		}
+		if exists {
+			return fmt.Errorf("add worktree: branch %q already exists in %s; pick another branch name or delete that branch", branch, r.Top)
+		}
+		args = append(args, "-b", branch)
+	} else {
+		args = append(args, "--detach")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("add worktree: %w", err)
+	}
+	args = append(args, "--", path, base)
+	if _, err := runGit(ctx, r.Top, runOpts{}, args...); err != nil {
+		if e := (*Error)(nil); errors.As(err, &e) && strings.Contains(e.Stderr, "already exists") {
+			// Someone made the path or branch after we looked: it is not
+			// ours to remove.
+			_ = pruneWorktrees(context.WithoutCancel(ctx), r)
+			return err
+		}
+		undoAddWorktree(context.WithoutCancel(ctx), r, path, branch)
+		return err
+	}
+	return nil
+}
+
+// undoAddWorktree removes what a failed `git worktree add` may have left: the
+// directory (which did not exist before), its worktree entry and the branch
+// (which did not exist before either).
+func undoAddWorktree(ctx context.Context, r *Repo, path, branch string) {
+	_ = os.RemoveAll(path)
+	_ = pruneWorktrees(ctx, r)
+	if branch != "" {
+		_ = DeleteBranch(ctx, r, branch)
+	}
+}
+
+// RemoveWorktree removes the worktree at path (`git worktree remove`, which
+// refuses a worktree with changes unless force) and prunes stale worktree
+// entries. A path that is already gone is only pruned.
+func RemoveWorktree(ctx context.Context, r *Repo, path string, force bool) error {
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return fmt.Errorf("remove worktree: %w", err)
+	}
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return pruneWorktrees(ctx, r)
+	}
+	args := []string{"worktree", "remove"}
+	if force {
+		args = append(args, "--force")
+	}
+	if _, err := runGit(ctx, r.Top, runOpts{}, append(args, "--", path)...); err != nil {
+		return err
+	}
+	return pruneWorktrees(ctx, r)
+}
+
+func pruneWorktrees(ctx context.Context, r *Repo) error {
+	_, err := runGit(ctx, r.Top, runOpts{}, "worktree", "prune")
+	return err
+}
+
+// DeleteBranch deletes refs/heads/<branch> (`git branch -D`); a branch that
+// does not exist is not an error.
+func DeleteBranch(ctx context.Context, r *Repo, branch string) error {
+	exists, err := BranchExists(ctx, r, branch)
+	if err != nil || !exists {
+		return err
+	}
+	_, err = runGit(ctx, r.Top, runOpts{}, "branch", "-D", "--", branch)
+	return err
+}
+
+// BranchExists reports whether refs/heads/<branch> exists in r.
+func BranchExists(ctx context.Context, r *Repo, branch string) (bool, error) {
+	if err := checkRev("branch", branch); err != nil {
+		return false, err
+	}
+	_, err := runGit(ctx, r.Top, readOnly, "show-ref", "--verify", "--quiet", "refs/heads/"+branch)
+	if err == nil {
+		return true, nil
+	}
+	if e := (*Error)(nil); errors.As(err, &e) && e.ExitCode == 1 && e.Stderr == "" {
+		return false, nil
+	}
+	return false, err
+}
+
+// checkRev refuses a revision or branch name git could take for an option.
+func checkRev(what, rev string) error {
+	switch {
+	case rev == "":
+		return fmt.Errorf("no %s given; pass a branch, tag or commit", what)
+	case strings.HasPrefix(rev, "-"):
+		return fmt.Errorf("%s %q starts with '-'; pass a branch, tag or commit", what, rev)
+	case strings.ContainsAny(rev, "\x00\n"):
+		return fmt.Errorf("%s %q contains a NUL or newline; pass a branch, tag or commit", what, rev)
+	}
+	return nil
+}
