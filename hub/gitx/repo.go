@@ -1,6 +1,7 @@
 package gitx
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -165,6 +166,9 @@ func realPath(p string) (string, error) {
 
 var fullHex = regexp.MustCompile(`^[0-9a-fA-F]{40}$`)
 
+// shortHex matches an abbreviated commit SHA.
+var shortHex = regexp.MustCompile(`^[0-9a-fA-F]{4,39}$`)
+
 // Resolve resolves rev ("" means HEAD) to the full SHA of a commit,
 // in-process: branches, tags (annotated ones peeled to their commit), short
 // and full SHAs, and suffixes such as HEAD~1 or main^2. A rev that names no
@@ -179,6 +183,15 @@ func (r *Repo) Resolve(rev string) (string, error) {
 		return "", fmt.Errorf("resolve %q in %s: %w", rev, r.Top, err)
 	}
 	h, err := repo.ResolveRevision(plumbing.Revision(rev))
+	if err == nil && shortHex.MatchString(rev) {
+		// go-git picks one of several commits a short SHA may name; git
+		// refuses an ambiguous one. Ask git, on this rare path only.
+		out, gerr := Git(context.Background(), r.Top, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+		if gerr != nil {
+			return "", &hintError{fmt.Sprintf("revision %q in %s is ambiguous or unknown to git; pass more of the SHA", rev, r.Top), ErrUnknownRevision, gerr}
+		}
+		return strings.TrimSpace(string(out)), nil
+	}
 	if err == nil {
 		return h.String(), nil
 	}

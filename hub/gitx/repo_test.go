@@ -3,7 +3,9 @@ package gitx
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -154,5 +156,46 @@ func TestResolve(t *testing.T) {
 	gitT(t, repo, "worktree", "add", "-q", "--detach", wt, first)
 	if got, err := mustOpen(t, wt).Resolve("HEAD"); err != nil || got != first {
 		t.Errorf("Resolve(HEAD) in a linked worktree = %q, %v; want %q", got, err, first)
+	}
+}
+
+// TestResolveAmbiguousShortSHA: a short SHA that names several commits is
+// refused, as git refuses it, instead of silently picking one.
+func TestResolveAmbiguousShortSHA(t *testing.T) {
+	dir := t.TempDir()
+	// A chain of commits made in one shell: enough for two to share a
+	// 4-digit prefix (the birthday bound is a few hundred).
+	script := `git init -q -b main . && tree=$(git write-tree) && parent=$(git commit-tree -m 0 "$tree") &&
+for i in $(seq 1 1200); do parent=$(git commit-tree -p "$parent" -m "$i" "$tree"); echo "$parent"; done &&
+git update-ref refs/heads/main "$parent"`
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@localhost", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@localhost")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("make commits: %v", err)
+	}
+	seen := map[string]string{}
+	var prefix string
+	for _, sha := range strings.Fields(string(out)) {
+		if other, ok := seen[sha[:4]]; ok && other != sha {
+			prefix = sha[:4]
+			break
+		}
+		seen[sha[:4]] = sha
+	}
+	if prefix == "" {
+		t.Fatal("no two of 1200 commits share a 4-digit prefix")
+	}
+	r, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.Resolve(prefix); !errors.Is(err, ErrUnknownRevision) {
+		t.Errorf("Resolve(%q) = %s, %v; want an ambiguity error", prefix, got, err)
+	}
+	full := seen[prefix]
+	if got, err := r.Resolve(full[:12]); err != nil || got != full {
+		t.Errorf("Resolve(12 digits) = %s, %v; want %s", got, err, full)
 	}
 }
