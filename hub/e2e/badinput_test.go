@@ -137,6 +137,15 @@ func TestJobRefusals(t *testing.T) {
 	if wr.Jobs[0].State != protocol.StateSucceeded {
 		t.Errorf("running job ended %s: %s", wr.Jobs[0].State, wr.Jobs[0].Error)
 	}
+	// Edits made in the worktree after the job ended are not thrown away.
+	wt := w.paths.Worktree(running.ID)
+	if err := os.WriteFile(filepath.Join(wt, "late.txt"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	assertErr(t, c.Call(ctx, protocol.MethodJobCleanup, protocol.CleanupParams{ID: running.ID}, nil), protocol.CodeWrongState, "uncommitted changes")
+	if err := os.Remove(filepath.Join(wt, "late.txt")); err != nil {
+		t.Fatal(err)
+	}
 	cl := call[protocol.CleanupResult](t, ctx, c, protocol.MethodJobCleanup, protocol.CleanupParams{ID: running.ID})
 	if !cl.WorktreeRemoved || cl.BranchDeleted {
 		t.Errorf("cleanup: %+v", cl)

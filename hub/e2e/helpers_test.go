@@ -65,6 +65,13 @@ func (w *world) connect(ctx context.Context) *client.Client {
 	return c
 }
 
+// changedCh returns a channel closed at the next job/changed notification.
+func (w *world) changedCh() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.changed
+}
+
 // until waits for a job/changed notification that satisfies ok.
 func (w *world) until(ctx context.Context, id string, ok func(protocol.JobStatus) bool) protocol.JobStatus {
 	w.t.Helper()
