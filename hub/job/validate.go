@@ -15,8 +15,9 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
-// MaxTaskBytes bounds a task's text.
-const MaxTaskBytes = 256 << 10
+// MaxTaskBytes bounds a task's text. It also travels to exec workers as
+// HUB_TASK, and Linux refuses a single environment string over 128 KiB.
+const MaxTaskBytes = 100 << 10
 
 // Limits on timeouts a caller may ask for.
 const maxTimeoutS = 7 * 24 * 3600

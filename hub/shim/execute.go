@@ -102,21 +102,29 @@ func (s *shim) prepare(ctx context.Context) error {
 	return nil
 }
 
+// notRun is the outcome of a worker that never started: nothing was spent.
+var notRun = engine.Outcome{ExitCode: -1, CostKnown: true}
+
 // run starts the engine and supervises it until it ends.
 func (s *shim) run(ctx context.Context) ending {
 	j := s.job
 	logf, err := os.OpenFile(s.o.Paths.WorkerLog(j.ID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return ending{state: protocol.StateFailed, err: "cannot open the worker log: " + err.Error()}
+		return ending{state: protocol.StateFailed, err: "cannot open the worker log: " + err.Error(), outcome: notRun}
 	}
 	defer logf.Close()
 	out := &lineRedactor{w: logf, r: s.red}
 	defer out.Flush()
+	select {
+	case reason := <-s.stopCh: // stopped while preparing: never start the worker
+		return ending{state: protocol.StateCancelled, err: reason, outcome: notRun}
+	default:
+	}
 	env := workerEnv(s.o.HubBinary,
 		"HUB_JOB="+j.ID, "HUB_SOCKET="+s.o.Paths.ShimSocket(j.ID), "HUB_TASK="+j.Task)
 	r, err := s.eng.Start(ctx, engine.Spec{JobID: j.ID, Dir: s.dir, Params: s.params, Env: env, Output: &activityWriter{w: out, s: s}})
 	if err != nil {
-		return ending{state: protocol.StateFailed, err: "the engine did not start: " + err.Error()}
+		return ending{state: protocol.StateFailed, err: "the engine did not start: " + err.Error(), outcome: notRun}
 	}
 	pgid := r.PGID()
 	pstart, _ := proc.StartTime(pgid)
