@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hub-agents/hub/hub/config"
-	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
 )
@@ -98,5 +97,3 @@ func statusLine(ctx context.Context) (string, error) {
 	parts = append(parts, fmt.Sprintf("$%.2f this month", config.USD(tot.ChargedMicros+tot.ReservedMicros)))
 	return "hub: " + strings.Join(parts, " · "), nil
 }
-
-var _ = job.Line

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -104,5 +103,3 @@ func invalid(field, hint, format string, args ...any) error {
 	}
 	return e
 }
-
-var _ = fmt.Sprintf

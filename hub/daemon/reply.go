@@ -6,9 +6,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sourcegraph/jsonrpc2"
+
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
-	"github.com/hub-agents/hub/hub/store"
 )
 
 // reply answers the pending question through the job's shim, which owns the
@@ -61,13 +62,11 @@ func (s *Server) callShim(ctx context.Context, id, method string, params, result
 	c := rpc.NewConn(ctx, nc, nil, nil)
 	defer c.Close()
 	if err := c.Call(ctx, method, params, result); err != nil {
-		var je interface{ Error() string }
-		if errors.As(err, &je) {
+		var je *jsonrpc2.Error
+		if errors.As(err, &je) || ctx.Err() != nil {
 			return err
 		}
-		return internal(err)
+		return rpc.Errorf(protocol.CodeUnavailable, "check the job's status in a moment", "the shim of job %s did not answer: %v", id, err)
 	}
 	return nil
 }
-
-var _ = store.ErrNotFound
