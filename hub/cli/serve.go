@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,7 +27,6 @@ import (
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/engine/execengine"
 	"github.com/hub-agents/hub/hub/mcpserver"
-	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/shim"
 )
@@ -121,23 +121,21 @@ func runMCP(ctx context.Context, ios *IO, o *mcpOptions) error {
 		return err
 	}
 	log := logger(ios.ErrOut, paths.LogsDir()+"/mcp.log", "mcp")
-	var srv *mcpserver.Server
+	// Notifications may arrive before the server exists: the pointer is set once it does.
+	var srvp atomic.Pointer[mcpserver.Server]
 	h := func(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request) (any, error) {
-		if req.Notif && srv != nil && req.Params != nil {
+		if srv := srvp.Load(); req.Notif && srv != nil && req.Params != nil {
 			srv.Notify(req.Method, json.RawMessage(*req.Params))
 		}
 		return nil, nil
 	}
-	c, err := client.Connect(ctx, paths, client.Options{AutoStart: true, ClientName: "hub-mcp", Handler: h})
+	c, err := client.NewSession(ctx, paths, client.Options{AutoStart: true, ClientName: "hub-mcp", Handler: h}, true)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	srv = mcpserver.New(c, mcpserver.Options{Version: Version, Logger: slog.New(zerolog.NewSlogHandler(log))})
-	var sub protocol.SubscribeResult
-	if err := c.Call(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{}, &sub); err != nil {
-		return err
-	}
+	srv := mcpserver.New(c, mcpserver.Options{Version: Version, Logger: slog.New(zerolog.NewSlogHandler(log))})
+	srvp.Store(srv)
 	if o.http == "" {
 		err := srv.MCP().Run(ctx, &mcp.StdioTransport{})
 		if ctx.Err() != nil {
