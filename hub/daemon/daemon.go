@@ -195,8 +195,19 @@ func (s *Server) spawn(ctx context.Context, id string) error {
 		return err
 	}
 	defer logf.Close()
+	// Take the job's lock for the shim and hand it over, so the job is
+	// never without an owner between spawn and the shim's first step.
+	lockf, err := os.OpenFile(s.o.Paths.ShimLock(id), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	defer lockf.Close()
+	if err := syscall.Flock(int(lockf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return fmt.Errorf("job %s is locked by another process: %w", id, err)
+	}
 	cmd := exec.Command(s.o.HubBinary, "shim", id)
-	cmd.Env = append(os.Environ(), "HUB_HOME="+s.o.Paths.Home)
+	cmd.Env = append(os.Environ(), "HUB_HOME="+s.o.Paths.Home, shim.LockFDEnv+"=3")
+	cmd.ExtraFiles = []*os.File{lockf}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gofrs/flock"
 	"github.com/rs/zerolog"
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -81,15 +80,11 @@ func Run(ctx context.Context, o Options) error {
 	if err := os.MkdirAll(o.Paths.JobDir(o.JobID), 0o700); err != nil {
 		return err
 	}
-	lock := flock.New(o.Paths.ShimLock(o.JobID))
-	ok, err := lock.TryLock()
+	release, err := lockJob(o.Paths.ShimLock(o.JobID))
 	if err != nil {
-		return fmt.Errorf("lock job %s: %w", o.JobID, err)
+		return err
 	}
-	if !ok {
-		return ErrOwned
-	}
-	defer lock.Unlock()
+	defer release()
 
 	st, err := store.Open(o.Paths.DB())
 	if err != nil {

@@ -41,7 +41,11 @@ func Binary() (string, error) {
 			return
 		}
 		binPath = filepath.Join(dir, "hub")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/hub")
+		args := []string{"build", "-o", binPath}
+		if os.Getenv("HUB_TEST_RACE") == "1" { // the race detector in the daemon, shims and CLI too
+			args = append(args, "-race")
+		}
+		cmd := exec.Command("go", append(args, "./cmd/hub")...)
 		cmd.Dir = root
 		cmd.Env = goEnv
 		if b, err := cmd.CombinedOutput(); err != nil {

@@ -1,0 +1,49 @@
+package shim
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+
+	"github.com/gofrs/flock"
+)
+
+// LockFDEnv names the environment variable through which the daemon hands
+// a shim its job lock, already held: the daemon takes the lock before it
+// spawns the shim, so there is no moment in which the job looks ownerless
+// (a daemon that dies right after spawning would otherwise settle a job
+// whose shim is just starting).
+const LockFDEnv = "HUB_SHIM_LOCK_FD"
+
+// lockJob takes the job's lock: the inherited one when the daemon passed
+// it, else the lock file itself. It returns ErrOwned when another shim holds it.
+func lockJob(path string) (release func(), err error) {
+	if v := os.Getenv(LockFDEnv); v != "" {
+		os.Unsetenv(LockFDEnv)
+		fd, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%q is not a file descriptor", LockFDEnv, v)
+		}
+		// The worker must not inherit it: a worker outliving the shim would
+		// keep the job looking alive.
+		syscall.CloseOnExec(fd)
+		f := os.NewFile(uintptr(fd), path)
+		// Same open file description as the daemon's: this re-takes the
+		// lock we already hold, and fails if it is somebody else's.
+		if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			return nil, ErrOwned
+		}
+		return func() { f.Close() }, nil
+	}
+	l := flock.New(path)
+	ok, err := l.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if !ok {
+		return nil, ErrOwned
+	}
+	return func() { _ = l.Unlock() }, nil
+}
