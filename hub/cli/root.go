@@ -128,7 +128,7 @@ func NewRoot(ios *IO) *cobra.Command {
 		newStartCmd(ios), newStartManyCmd(ios), newWaitCmd(ios), newStatusCmd(ios), newResultCmd(ios),
 		newReplyCmd(ios), newSteerCmd(ios), newStopCmd(ios), newCleanupCmd(ios), newJobsCmd(ios),
 		newEnginesCmd(ios), newWatchCmd(ios), newServeCmd(ios), newMCPCmd(ios), newShimCmd(ios),
-		newAskCmd(ios), newProgressCmd(ios), newStatuslineCmd(ios), newDemoCmd(ios), newVersionCmd(ios),
+		newAskCmd(ios), newProgressCmd(ios), newStatuslineCmd(ios), newDemoCmd(ios), newVersionCmd(ios), newShutdownCmd(ios),
 	)
 	return root
 }
@@ -139,8 +139,16 @@ func connect(ctx context.Context, h rpc.Handler) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return client.Connect(ctx, paths, client.Options{AutoStart: true, ClientName: "hub-cli", Handler: h})
+	c, err := client.Connect(ctx, paths, client.Options{AutoStart: true, ClientName: "hub-cli", Handler: h})
+	if err == nil && c.Info.ServerVersion != Version && !warnedVersion {
+		warnedVersion = true
+		fmt.Fprintf(os.Stderr, "hub: the daemon runs version %s and this is %s; `hub shutdown` lets the next command start a current one (jobs keep running)\n",
+			c.Info.ServerVersion, Version)
+	}
+	return c, err
 }
+
+var warnedVersion bool
 
 // callDaemon connects, makes one call and closes.
 func callDaemon(ctx context.Context, method string, params, result any) error {

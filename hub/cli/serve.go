@@ -27,6 +27,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/engine/execengine"
 	"github.com/hub-agents/hub/hub/mcpserver"
+	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/shim"
 )
@@ -67,6 +68,32 @@ func newServeCmd(ios *IO) *cobra.Command {
 				return nil
 			}
 			return err
+		},
+	}
+}
+
+func newShutdownCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "shutdown",
+		Short: "Stop the daemon of HUB_HOME; running jobs go on in their shims, and the next command starts a new daemon",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			paths, err := config.Resolve()
+			if err != nil {
+				return err
+			}
+			c, err := client.Connect(cmd.Context(), paths, client.Options{ClientName: "hub-cli"})
+			if err != nil {
+				ios.printf("no daemon is running for %s\n", paths.Home)
+				return nil
+			}
+			defer c.Close()
+			if err := c.Call(cmd.Context(), protocol.MethodShutdown, struct{}{}, nil); err != nil {
+				return err
+			}
+			<-c.DisconnectNotify()
+			ios.printf("daemon %d stopped\n", c.Info.PID)
+			return nil
 		},
 	}
 }
