@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -89,13 +90,41 @@ func (s *Session) conn(ctx context.Context) (*Client, error) {
 	return c, nil
 }
 
-// Call makes one call on a live connection.
+// readOnly lists the methods that change nothing: safe to send again
+// whatever happened to the first attempt.
+var readOnly = map[string]bool{
+	protocol.MethodJobWait: true, protocol.MethodJobStatus: true, protocol.MethodJobList: true,
+	protocol.MethodJobResult: true, protocol.MethodJobEvents: true, protocol.MethodEngineList: true,
+}
+
+// Call makes one call on a live connection. A request that never left
+// (the daemon died before we noticed), or a read-only one cut off by the
+// daemon's death, is sent again on a new connection.
 func (s *Session) Call(ctx context.Context, method string, params, result any) error {
 	c, err := s.conn(ctx)
 	if err != nil {
 		return err
 	}
+	err = c.Call(ctx, method, params, result)
+	lost := errors.Is(err, rpc.ErrNotSent) || (readOnly[method] && errors.Is(err, jsonrpc2.ErrClosed))
+	if !lost {
+		return err
+	}
+	s.drop(c)
+	if c, err = s.conn(ctx); err != nil {
+		return err
+	}
 	return c.Call(ctx, method, params, result)
+}
+
+// drop forgets c if it is still the current connection.
+func (s *Session) drop(c *Client) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.c == c {
+		s.c.Close()
+		s.c = nil
+	}
 }
 
 // Close closes the current connection.

@@ -135,8 +135,19 @@ func (s *Server) recover(ctx context.Context) {
 			continue
 		}
 		if ok {
-			s.settle(ctx, j.ID, "the job's shim died while hub was down")
 			lock.Unlock()
+			if j.State == protocol.StatePreparing && j.ShimPID == 0 {
+				// Admitted, but the daemon died before the shim began: nothing
+				// was made yet, so the job starts now on its reservation and slot.
+				s.o.Log.Info().Str("job", j.ID).Msg("starting the shim of an admitted job")
+				if err := s.spawn(ctx, j.ID); err == nil {
+					continue
+				}
+			}
+			if ok, _ := lock.TryLock(); ok {
+				s.settle(ctx, j.ID, "the job's shim died while hub was down")
+				lock.Unlock()
+			}
 			continue
 		}
 		s.o.Log.Info().Str("job", j.ID).Msg("re-attached to live shim")

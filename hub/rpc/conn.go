@@ -157,7 +157,7 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	id := jsonrpc2.ID{Num: c.nextID.Add(1)} // from 1: jsonrpc2 treats 0 as "unset"
 	w, err := c.jc.DispatchCall(ctx, method, params, jsonrpc2.PickID(id))
 	if err != nil {
-		return fmt.Errorf("call %s: %w", method, err)
+		return fmt.Errorf("call %s: %w (%w)", method, ErrNotSent, err)
 	}
 	err = w.Wait(ctx, result)
 	switch {

@@ -56,3 +56,7 @@ func cancelledError() *jsonrpc2.Error {
 		"send the request again if you still need its result",
 		"request cancelled")
 }
+
+// ErrNotSent marks a Call whose request never left: the connection was
+// closed or the write failed. Such a call is safe to retry elsewhere.
+var ErrNotSent = errors.New("request not sent")
