@@ -64,11 +64,15 @@ func (s *Server) fullText(id, summary string, ev *protocol.Evidence) string {
 				fmt.Fprintf(&b, "- %s %s (+%d -%d)\n", f.Change, f.Path, f.Added, f.Deleted)
 			}
 		}
-		for _, c := range ev.Commits {
-			if b.Len() == 0 {
-				break
+		if len(ev.Commits) > 0 {
+			b.WriteString("\n## Commits\n")
+			for _, c := range ev.Commits {
+				by := c.Author
+				if c.ByHub {
+					by = "hub"
+				}
+				fmt.Fprintf(&b, "- %s %s (%s)\n", c.SHA[:min(10, len(c.SHA))], c.Subject, by)
 			}
-			fmt.Fprintf(&b, "commit %s %s\n", c.SHA[:min(10, len(c.SHA))], c.Subject)
 		}
 		if ev.Verify != nil {
 			fmt.Fprintf(&b, "\n## Verify: `%s` exit %d\n%s\n", ev.Verify.Command, ev.Verify.ExitCode, ev.Verify.OutputTail)
