@@ -203,3 +203,32 @@ func TestQuestionSurvivesDaemonRestart(t *testing.T) {
 		t.Errorf("answer did not reach the worker: %q", got)
 	}
 }
+
+// TestStopDuringVerify: stopping a job while its verify runs cancels it
+// (not failed, not verified), kills verify's process tree, and closes the
+// reservation once.
+func TestStopDuringVerify(t *testing.T) {
+	w := newWorld(t)
+	ctx := deadline(t, 60*time.Second)
+	c := w.connect(ctx)
+	repo := sampleRepo(t, "repo")
+	r := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "slow verify", Repo: repo,
+		Engine: "exec", Exec: "echo v > v.txt", Verify: "sleep 300 & sleep 300"})
+	w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State == protocol.StateVerifying })
+	st := call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
+	if st.State != protocol.StateCancelled {
+		t.Fatalf("stopped during verify: %+v", st)
+	}
+	if got := hubtest.Git(t, repo, "show", "hub/"+r.ID+":v.txt"); got != "v" {
+		t.Errorf("the work is not on the branch: %q", got)
+	}
+	// No sleep of verify's is left anywhere (they ran in the verify checkout).
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err == nil && strings.HasPrefix(cwd, w.paths.VerifyTree(r.ID)) {
+			t.Errorf("process %s still runs in the verify checkout", e.Name())
+		}
+	}
+	checkLedger(t, w)
+}
