@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"context"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -42,5 +44,44 @@ func TestMCPSurvivesDaemonRestart(t *testing.T) {
 	c2 := w.connect(ctx)
 	if c2.Info.PID == c.Info.PID {
 		t.Fatal("no new daemon")
+	}
+}
+
+// TestMCPWaitProgress: while wait blocks, a client that sent a progress token
+// hears how the jobs go; one that did not still gets its result.
+func TestMCPWaitProgress(t *testing.T) {
+	w := newWorld(t)
+	ctx := deadline(t, 60*time.Second)
+	repo := sampleRepo(t, "repo")
+	cmd := exec.Command(w.bin, "mcp")
+	cmd.Env = w.env.Vars
+	progress := make(chan string, 64)
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			select {
+			case progress <- r.Params.Message:
+			default:
+			}
+		},
+	}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var started protocol.StartResult
+	decodeStructured(t, callTool(t, ctx, cs, "start", map[string]any{"task": "t", "repo": repo, "engine": "exec",
+		"exec": `for i in 1 2 3 4 5 6 7 8 9 10 11 12; do hub progress "step $i"; sleep 0.25; done`}), &started)
+	var wr protocol.WaitResult
+	decodeStructured(t, callToolMeta(t, ctx, cs, "wait", map[string]any{"ids": []string{started.ID}, "timeout_s": 30}, mcp.Meta{"progressToken": "p"}), &wr)
+	if !wr.Done || wr.Jobs[0].State != protocol.StateSucceeded {
+		t.Fatalf("wait: %+v", wr)
+	}
+	select {
+	case msg := <-progress:
+		if !strings.Contains(msg, started.ID) && !strings.Contains(msg, "step") {
+			t.Errorf("progress message %q names neither the job nor its step", msg)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("a 3-second wait with a progress token sent no progress")
 	}
 }
