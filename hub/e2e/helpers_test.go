@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/hub-agents/hub/hub/client"
@@ -130,4 +132,27 @@ func storeJob(t *testing.T, w *world, id string) (*store.Job, error) {
 	}
 	defer st.Close()
 	return st.Job(deadline(t, 10*time.Second), id)
+}
+
+// mcpSession launches `hub mcp` on stdio in w's world and connects a go-sdk
+// client pinned to version. Progress messages land in the returned channel.
+func (w *world) mcpSession(ctx context.Context, version string) (*mcp.ClientSession, <-chan string) {
+	w.t.Helper()
+	cmd := exec.Command(w.bin, "mcp")
+	cmd.Env = w.env.Vars
+	progress := make(chan string, 64)
+	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			select {
+			case progress <- r.Params.Message:
+			default:
+			}
+		},
+	})
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { cs.Close() })
+	return cs, progress
 }

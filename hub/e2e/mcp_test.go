@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
 	"sort"
 	"strings"
 	"testing"
@@ -32,22 +31,7 @@ func testMCPDelegation(t *testing.T, version string) {
 	repo := sampleRepo(t, "a repo with spaces ünïcode")
 	userHead := hubtest.Git(t, repo, "rev-parse", "HEAD")
 
-	cmd := exec.Command(w.bin, "mcp")
-	cmd.Env = w.env.Vars
-	progress := make(chan string, 64)
-	c := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-			select {
-			case progress <- r.Params.Message:
-			default:
-			}
-		},
-	})
-	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs, _ := w.mcpSession(ctx, version)
 	if got := cs.InitializeResult().ProtocolVersion; got != version {
 		t.Fatalf("negotiated protocol %s, want %s", got, version)
 	}

@@ -1,8 +1,6 @@
 package e2e
 
 import (
-	"context"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,14 +17,7 @@ func TestMCPSurvivesDaemonRestart(t *testing.T) {
 	w := newWorld(t)
 	ctx := deadline(t, 60*time.Second)
 	repo := sampleRepo(t, "repo")
-	cmd := exec.Command(w.bin, "mcp")
-	cmd.Env = w.env.Vars
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, nil).
-		Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-06-18"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs, _ := w.mcpSession(ctx, "2025-06-18")
 	var started protocol.StartResult
 	decodeStructured(t, callTool(t, ctx, cs, "start", map[string]any{"task": "t", "repo": repo, "engine": "exec", "exec": "echo x > x.txt"}), &started)
 
@@ -53,21 +44,7 @@ func TestMCPWaitProgress(t *testing.T) {
 	w := newWorld(t)
 	ctx := deadline(t, 60*time.Second)
 	repo := sampleRepo(t, "repo")
-	cmd := exec.Command(w.bin, "mcp")
-	cmd.Env = w.env.Vars
-	progress := make(chan string, 64)
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "e2e", Version: "v0"}, &mcp.ClientOptions{
-		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
-			select {
-			case progress <- r.Params.Message:
-			default:
-			}
-		},
-	}).Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs, progress := w.mcpSession(ctx, "2025-11-25")
 	var started protocol.StartResult
 	decodeStructured(t, callTool(t, ctx, cs, "start", map[string]any{"task": "t", "repo": repo, "engine": "exec",
 		"exec": `for i in 1 2 3 4 5 6 7 8 9 10 11 12; do hub progress "step $i"; sleep 0.25; done`}), &started)
