@@ -10,6 +10,8 @@ import (
 	"github.com/hub-agents/hub/hub/internal/hubtest"
 )
 
+func TestMain(m *testing.M) { os.Exit(hubtest.Main(m)) }
+
 // TestScripts runs the CLI's behaviour as testscript scripts against the
 // real hub binary: a daemon per script in its own HUB_HOME, real git, real
 // exec jobs. Each script's $WORK is its HOME too.

@@ -166,3 +166,13 @@ func Hub(t testing.TB, args ...string) (stdout, stderr string, code int) {
 	}
 	return o.String(), e.String(), code
 }
+
+// Main runs a test package's tests and then removes the binary Binary
+// built. Call it from TestMain.
+func Main(m interface{ Run() int }) int {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	return code
+}
