@@ -13,23 +13,32 @@ import (
 	"time"
 )
 
-// StartTime returns the start time of pid in clock ticks since boot
-// (field 22 of /proc/<pid>/stat).
-func StartTime(pid int) (uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// stat returns the fields of /proc/<pid>/stat after the command name
+// (field 2, in parentheses, may hold spaces): f[0] is field 3 (the state),
+// f[2] field 5 (the process group), f[19] field 22 (the start time).
+func stat(pid string) ([]string, error) {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	// The command name (field 2) is in parentheses and may hold spaces.
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("malformed /proc/%d/stat", pid)
+		return nil, fmt.Errorf("malformed /proc/%s/stat", pid)
 	}
 	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state); field 22 is f[19].
 	if len(f) < 20 {
-		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+		return nil, fmt.Errorf("short /proc/%s/stat", pid)
+	}
+	return f, nil
+}
+
+// StartTime returns the start time of pid in clock ticks since boot
+// (field 22 of /proc/<pid>/stat).
+func StartTime(pid int) (uint64, error) {
+	f, err := stat(strconv.Itoa(pid))
+	if err != nil {
+		return 0, err
 	}
 	if f[0] == "Z" {
 		return 0, errors.New("zombie")
@@ -76,23 +85,12 @@ func GroupAlive(pgid int) bool {
 	if err != nil {
 		return true
 	}
+	group := strconv.Itoa(pgid)
 	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue // not a process
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		// f[0] is the state, f[2] the process group.
-		if len(f) > 2 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && pid > 0 {
+		if f, err := stat(e.Name()); err == nil && f[2] == group && f[0] != "Z" {
 			return true
 		}
 	}
