@@ -135,19 +135,20 @@ func (s *Server) recover(ctx context.Context) {
 			continue
 		}
 		if ok {
-			lock.Unlock()
 			if j.State == protocol.StatePreparing && j.ShimPID == 0 {
 				// Admitted, but the daemon died before the shim began: nothing
 				// was made yet, so the job starts now on its reservation and slot.
 				s.o.Log.Info().Str("job", j.ID).Msg("starting the shim of an admitted job")
+				lock.Unlock()
 				if err := s.spawn(ctx, j.ID); err == nil {
 					continue
 				}
+				if ok, _ := lock.TryLock(); !ok {
+					continue
+				}
 			}
-			if ok, _ := lock.TryLock(); ok {
-				s.settle(ctx, j.ID, "the job's shim died while hub was down")
-				lock.Unlock()
-			}
+			s.settle(ctx, j.ID, "the job's shim died while hub was down")
+			lock.Unlock()
 			continue
 		}
 		s.o.Log.Info().Str("job", j.ID).Msg("re-attached to live shim")
@@ -224,19 +225,8 @@ func (s *Server) spawn(ctx context.Context, id string) error {
 	if err := cmd.Start(); err != nil {
 		return err
 	}
-	go func() {
-		err := cmd.Wait()
-		reason := "the job's shim exited before the job ended"
-		if err != nil {
-			reason = "the job's shim died (" + err.Error() + ")"
-		}
-		// The shim has let go of its lock: it is gone.
-		lock := flock.New(s.o.Paths.ShimLock(id))
-		if ok, _ := lock.TryLock(); ok {
-			s.settle(ctx, id, reason)
-			lock.Unlock()
-		}
-	}()
+	go cmd.Wait() // reap it; the lock it holds says when it is gone (its log says why)
+	s.watchLock(ctx, id)
 	return nil
 }
 
