@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -83,12 +85,17 @@ func newShutdownCmd(ios *IO) *cobra.Command {
 				return err
 			}
 			c, err := client.Connect(cmd.Context(), paths, client.Options{ClientName: "hub-cli"})
-			if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
 				ios.printf("no daemon is running for %s\n", paths.Home)
 				return nil
 			}
+			if err != nil {
+				return err
+			}
 			defer c.Close()
-			if err := c.Call(cmd.Context(), protocol.MethodShutdown, struct{}{}, nil); err != nil {
+			// The daemon may close the connection before its answer is out:
+			// either way it is going, which is what was asked.
+			if err := c.Call(cmd.Context(), protocol.MethodShutdown, struct{}{}, nil); err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
 				return err
 			}
 			<-c.DisconnectNotify()
