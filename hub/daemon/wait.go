@@ -10,7 +10,20 @@ import (
 	"github.com/hub-agents/hub/hub/store"
 )
 
-const maxWait = time.Hour
+const (
+	maxWait     = time.Hour
+	waitRecheck = 5 * time.Second
+)
+
+// finalCheck reads the jobs once more at the timeout, so the answer shows
+// them as they are now, not as they were at the last wake-up.
+func (s *Server) finalCheck(ctx context.Context, p protocol.WaitParams, last *protocol.WaitResult) (*protocol.WaitResult, error) {
+	res, err := s.check(ctx, p)
+	if err != nil {
+		return last, nil
+	}
+	return res, nil
+}
 
 // wait returns as soon as every job (or one, with Any) has ended or asks a
 // question newer than Since, or at the timeout with Done false.
@@ -30,6 +43,11 @@ func (s *Server) wait(ctx context.Context, p protocol.WaitParams) (*protocol.Wai
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	// Wake-ups are pushed by shims; a look at the store now and then makes
+	// one that never came (a shim killed between its write and its word to
+	// the daemon) cost seconds, not the whole wait.
+	recheck := time.NewTicker(waitRecheck)
+	defer recheck.Stop()
 	for {
 		ch := s.changedCh()
 		res, err := s.check(ctx, p)
@@ -41,8 +59,9 @@ func (s *Server) wait(ctx context.Context, p protocol.WaitParams) (*protocol.Wai
 		}
 		select {
 		case <-ch:
+		case <-recheck.C:
 		case <-timer.C:
-			return res, nil
+			return s.finalCheck(ctx, p, res)
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

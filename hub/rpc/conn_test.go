@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -631,4 +632,40 @@ func TestAnswerTooLarge(t *testing.T) {
 	if !errors.As(err, &je) || je.Code != protocol.CodeInternal || !strings.Contains(je.Message, "exceeds the frame limit") {
 		t.Errorf("big = %v", err)
 	}
+}
+
+// Notifications that arrived before the peer hung up are all handled: a
+// shim sends its last shim/changed and exits at once, and the daemon must
+// still hear it.
+func TestNotificationsBeforeHangUp(t *testing.T) {
+	const n = 50
+	var mu sync.Mutex
+	seen := 0
+	all := make(chan struct{})
+	release := make(chan struct{})
+	h := mux{"note": func(_ context.Context, _ *Conn, _ *jsonrpc2.Request) (any, error) {
+		<-release // hold the queue so the hang-up is read while notifications wait
+		mu.Lock()
+		seen++
+		if seen == n {
+			close(all)
+		}
+		mu.Unlock()
+		return nil, nil
+	}}.handle
+	var closed <-chan struct{}
+	conns := make(chan *Conn, 1)
+	path := sockPath(t)
+	serveAt(t, path, h, nil, func(c *Conn) { conns <- c })
+	rc := dialRaw(t, path)
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(frame(`{"jsonrpc":"2.0","method":"note","params":{"i":` + strconv.Itoa(i) + `}}`))
+	}
+	rc.write(b.String())
+	rc.nc.Close()
+	closed = recv(t, conns, "the server's connection").DisconnectNotify()
+	recv(t, closed, "the server noticing the hang-up")
+	close(release)
+	recv(t, all, "every notification sent before the hang-up")
 }

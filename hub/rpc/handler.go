@@ -226,7 +226,10 @@ func (c *Conn) enqueueNotif(ctx context.Context, req *jsonrpc2.Request) {
 }
 
 // notifLoop handles the queued notifications one at a time, in arrival
-// order, until the connection closes.
+// order. A notification that arrived before the peer hung up is still
+// handled: a peer that sends one last notification and closes at once (a
+// shim at its end) must be heard. The loop ends once the connection is
+// closed and the queue is empty.
 func (c *Conn) notifLoop() {
 	done := c.jc.DisconnectNotify()
 	for {
@@ -237,7 +240,12 @@ func (c *Conn) notifLoop() {
 			select {
 			case <-c.notifWake:
 			case <-done:
-				return
+				c.notifMu.Lock()
+				empty := len(c.notifQ) == 0
+				c.notifMu.Unlock()
+				if empty {
+					return
+				}
 			}
 			c.notifMu.Lock()
 		}
@@ -246,11 +254,6 @@ func (c *Conn) notifLoop() {
 		c.notifQ = c.notifQ[1:]
 		c.notifMu.Unlock()
 
-		select {
-		case <-done:
-			return
-		default:
-		}
 		if _, err := c.invoke(n.ctx, n.req); err != nil {
 			c.log.Warn().Str("method", n.req.Method).Err(err).Msg("rpc: notification handler failed")
 		}

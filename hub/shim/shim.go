@@ -238,17 +238,18 @@ func (s *shim) notifier(ctx context.Context) {
 	}
 }
 
-// flushNotify sends one last notification synchronously.
+// flushNotify tells the daemon once more, as a call it answers, so the
+// shim knows the news arrived before it exits.
 func (s *shim) flushNotify() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	nc, err := rpc.Dial(ctx, s.o.Paths.Socket())
 	if err != nil {
-		return
+		return // no daemon: the next one reads the store when it starts
 	}
 	c := rpc.NewConn(ctx, nc, nil, nil)
 	defer c.Close()
-	_ = c.Notify(ctx, protocol.NotifyShimChanged, protocol.ShimChangedParams{ID: s.job.ID})
+	_ = c.Call(ctx, protocol.NotifyShimChanged, protocol.ShimChangedParams{ID: s.job.ID}, nil)
 }
 
 // handle serves the job's socket: the worker's questions and progress, and

@@ -95,8 +95,36 @@ func NewEnv(t testing.TB) *Env {
 	bin := MustBinary(t)
 	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	e.Vars = os.Environ()
-	t.Cleanup(func() { e.Shutdown(t) })
+	t.Cleanup(func() {
+		e.Shutdown(t)
+		if t.Failed() {
+			e.DumpLogs(t)
+		}
+	})
 	return e
+}
+
+// DumpLogs writes the tail of the daemon's log and of every job's shim log
+// and journal to the test log, so a failure in CI says what hub saw.
+func (e *Env) DumpLogs(t testing.TB) {
+	t.Helper()
+	logs, _ := filepath.Glob(filepath.Join(e.Home, "logs", "*.log"))
+	for _, pat := range []string{"shim.log", "worker.log", "journal.jsonl"} {
+		m, _ := filepath.Glob(filepath.Join(e.Home, "jobs", "*", pat))
+		logs = append(logs, m...)
+	}
+	for _, p := range logs {
+		b, err := os.ReadFile(p)
+		if err != nil || len(b) == 0 {
+			continue
+		}
+		const max = 8 << 10
+		if len(b) > max {
+			b = append([]byte("…"), b[len(b)-max:]...)
+		}
+		rel, _ := filepath.Rel(e.Home, p)
+		t.Logf("--- HUB_HOME/%s ---\n%s", rel, b)
+	}
 }
 
 // Shutdown stops the daemon and every shim of this HUB_HOME, so no process
