@@ -1,0 +1,273 @@
+package tool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+func (w *Workspace) runShellSpec() spec {
+	return spec{
+		name: "run_shell",
+		desc: fmt.Sprintf("Run a command with sh -c in the worktree root (no stdin) and return its exit code and output. Background processes are stopped when it returns; default timeout %ds.", int(w.opt.ShellTimeout/time.Second)),
+		params: []param{
+			{name: "command", typ: tString, required: true, desc: "Shell command line."},
+			{name: "timeout_s", typ: tInteger, min: bound(1), max: bound(int64(w.opt.MaxShellTimeout / time.Second)), desc: "Timeout in seconds."},
+		},
+		run: w.runShell,
+	}
+}
+
+// homeDir returns HOME for commands: Options.Home, or a temporary directory
+// made on first use.
+func (w *Workspace) homeDir() (string, error) {
+	w.homeOnce.Do(func() {
+		if w.opt.Home != "" {
+			w.home = w.opt.Home
+			return
+		}
+		w.home, w.homeErr = os.MkdirTemp("", "hub-tool-home-")
+		w.homeMade = w.homeErr == nil
+	})
+	if w.home == "" && w.homeErr == nil {
+		return "", errors.New("the workspace is closed")
+	}
+	return w.home, w.homeErr
+}
+
+// environ returns the environment of commands: Options.Env as given, or a
+// minimal one, with HOME added when missing. Nothing comes from the hub's
+// own environment but PATH, and that only in the minimal one.
+func (w *Workspace) environ() ([]string, error) {
+	env := w.opt.Env
+	if env == nil {
+		path := os.Getenv("PATH")
+		if path == "" {
+			path = "/usr/local/bin:/usr/bin:/bin"
+		}
+		env = []string{"PATH=" + path, "LANG=C.UTF-8", "TERM=dumb", "TMPDIR=" + os.TempDir()}
+	}
+	env = append([]string(nil), env...)
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "HOME=") {
+			return env, nil
+		}
+	}
+	home, err := w.homeDir()
+	if err != nil {
+		return nil, fmt.Errorf("cannot make a HOME for commands: %v", err)
+	}
+	return append(env, "HOME="+home), nil
+}
+
+func (w *Workspace) runShell(ctx context.Context, a args) (string, error) {
+	command := a.str("command")
+	if strings.TrimSpace(command) == "" {
+		return "", errors.New("command is empty; give a shell command line")
+	}
+	timeout := w.opt.ShellTimeout
+	if a.has("timeout_s") {
+		timeout = time.Duration(a.integer("timeout_s", 0)) * time.Second
+	}
+	env, err := w.environ()
+	if err != nil {
+		return "", err
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return "", err
+	}
+	defer pr.Close()
+	cmd := exec.Command("/bin/sh", "-c", command)
+	cmd.Dir = w.root
+	cmd.Env = env
+	cmd.Stdin = nil // /dev/null
+	cmd.Stdout = pw // one pipe for both: output stays interleaved
+	cmd.Stderr = pw
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	var busyOnce sync.Once
+	w.busy.Add(1) // before Start: the command may be seen running at once
+	idle := func() { busyOnce.Do(func() { w.busy.Add(-1) }) }
+	defer idle()
+	err = cmd.Start()
+	pw.Close() // the children hold the write end now
+	if err != nil {
+		return "", fmt.Errorf("cannot start the command: %v", err)
+	}
+	pgid := cmd.Process.Pid
+
+	out := newHeadTail(w.opt.MaxOutput)
+	drained := make(chan struct{})
+	go func() {
+		io.Copy(out, pr) // ends at EOF, when every process holding the pipe is gone
+		close(drained)
+	}()
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var stopped string
+	select {
+	case <-exited:
+	case <-timer.C:
+		idle()
+		stopped = "timeout"
+	case <-ctx.Done():
+		stopped = "cancel"
+	}
+	// Stop the whole group, leftovers in the background included: first
+	// SIGTERM, then SIGKILL once they are gone or the grace is over.
+	signalGroup(pgid, syscall.SIGTERM)
+	grace := time.NewTimer(killGrace)
+	select {
+	case <-bothDone(exited, drained):
+	case <-grace.C:
+	}
+	grace.Stop()
+	signalGroup(pgid, syscall.SIGKILL)
+	<-exited
+	select {
+	case <-drained:
+	case <-time.After(drainWait):
+		// Someone outside the group (a daemon that made its own session)
+		// still holds the pipe: stop reading.
+		pr.Close()
+		<-drained
+	}
+
+	text := out.String()
+	switch stopped {
+	case "timeout":
+		return fmt.Sprintf("timed out after %s; the command and its children were stopped. If it needs longer, set timeout_s (at most %d), or run a smaller step.\n%s",
+			seconds(timeout), int(w.opt.MaxShellTimeout/time.Second), orNoOutput(text)), nil
+	case "cancel":
+		return "", fmt.Errorf("cancelled (%v); the command and its children were stopped", context.Cause(ctx))
+	}
+	return fmt.Sprintf("%s\n%s", exitStatus(cmd.ProcessState, waitErr), orNoOutput(text)), nil
+}
+
+func seconds(d time.Duration) string {
+	return fmt.Sprintf("%ds", int(d.Round(time.Second)/time.Second))
+}
+
+func orNoOutput(s string) string {
+	if s == "" {
+		return "(no output)"
+	}
+	return s
+}
+
+func exitStatus(ps *os.ProcessState, err error) string {
+	if ps == nil {
+		return fmt.Sprintf("exit code -1 (%v)", err)
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("exit code %d (killed by signal %v)", 128+int(ws.Signal()), ws.Signal())
+	}
+	return fmt.Sprintf("exit code %d", ps.ExitCode())
+}
+
+// signalGroup signals process group pgid. The group's leader may be reaped
+// already: the kernel keeps its id for the group while any member lives, so
+// the signal reaches the leftovers. (Once none is left, the id could in
+// theory be reused by a new group in the instant before the signal; pids
+// wrap far too slowly for that to matter.)
+func signalGroup(pgid int, sig syscall.Signal) {
+	if pgid > 0 {
+		_ = syscall.Kill(-pgid, sig)
+	}
+}
+
+func bothDone(a, b <-chan struct{}) <-chan struct{} {
+	c := make(chan struct{})
+	go func() {
+		<-a
+		<-b
+		close(c)
+	}()
+	return c
+}
+
+// headTail keeps the first and the last bytes written to it, up to max in
+// all, and counts what it drops in between.
+type headTail struct {
+	mu    sync.Mutex
+	head  []byte
+	tail  []byte // the last bytes past head; trimmed to tailMax now and then
+	hmax  int
+	tmax  int
+	total int
+}
+
+func newHeadTail(max int) *headTail {
+	h := max / 2
+	return &headTail{hmax: h, tmax: max - h}
+}
+
+func (b *headTail) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(p)
+	b.total += n
+	if room := b.hmax - len(b.head); room > 0 {
+		k := min(room, len(p))
+		b.head = append(b.head, p[:k]...)
+		p = p[k:]
+	}
+	b.tail = append(b.tail, p...)
+	if len(b.tail) > 2*b.tmax+4096 {
+		b.tail = append(b.tail[:0], b.tail[len(b.tail)-b.tmax:]...)
+	}
+	return n, nil
+}
+
+// String returns what was kept: all of it, or the head and the tail around
+// a note saying how many bytes were cut (at character boundaries).
+func (b *headTail) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.total <= b.hmax+b.tmax {
+		return string(b.head) + string(b.tail)
+	}
+	head := b.head
+	tail := b.tail[len(b.tail)-b.tmax:]
+	// Do not split a character: drop an incomplete one at either end.
+	if i := lastRuneStart(head); i >= 0 && !utf8.FullRune(head[i:]) {
+		head = head[:i]
+	}
+	for i := 0; i < utf8.UTFMax && len(tail) > 0 && !utf8.RuneStart(tail[0]); i++ {
+		tail = tail[1:]
+	}
+	cut := b.total - len(head) - len(tail)
+	var s strings.Builder
+	s.Write(head)
+	if len(head) > 0 && head[len(head)-1] != '\n' {
+		s.WriteByte('\n')
+	}
+	fmt.Fprintf(&s, "[... %d bytes cut ...]\n", cut)
+	s.Write(tail)
+	return s.String()
+}
+
+// lastRuneStart returns the index where the last character of b starts
+// (looking back at most utf8.UTFMax bytes), or -1 if b is empty.
+func lastRuneStart(b []byte) int {
+	i := len(b) - 1
+	for i > 0 && len(b)-i < utf8.UTFMax && !utf8.RuneStart(b[i]) {
+		i--
+	}
+	return i
+}
