@@ -10,6 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hub-agents/hub/agent/profile"
+	"github.com/hub-agents/hub/hub/demo"
+	"github.com/hub-agents/hub/hub/engine/builtin"
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/protocol"
 )
@@ -17,43 +20,21 @@ import (
 var errDaemonGone = errors.New("the hub daemon went away; run the command again (it restarts the daemon)")
 
 func newDemoCmd(ios *IO) *cobra.Command {
-	var dir string
+	var dir, profileName string
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run one delegation end to end on a sample repo (no key, no network)",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runDemo(cmd.Context(), ios, dir)
+			return runDemo(cmd.Context(), ios, dir, profileName)
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "where to make the sample repo (default: a new temp dir)")
+	cmd.Flags().StringVar(&profileName, "profile", profile.Demo, "the model profile the worker uses (default: the embedded scripted model; no key, no network)")
 	return cmd
 }
 
-const demoGreet = `#!/bin/sh
-# greet prints a greeting for its first argument.
-name=${1:-world}
-echo "Helo, $name"
-`
-
-const demoTest = `#!/bin/sh
-# The check the supervisor hands hub: it must pass on the commit the worker leaves.
-out=$(sh greet.sh world)
-[ "$out" = "Hello, world" ] || { echo "FAIL: got '$out', want 'Hello, world'"; exit 1; }
-echo "ok"
-`
-
-// demoWorker is the exec worker: it reports progress, fixes the bug,
-// checks and commits, the way an agent would.
-const demoWorker = `hub progress "reading greet.sh"
-sed -i 's/Helo,/Hello,/' greet.sh
-hub progress "fixed the typo; running the test"
-sh test.sh
-git add greet.sh
-git -c user.name=demo-worker -c user.email=worker@localhost commit -q -m "Fix the greeting typo"
-echo "Fixed the typo in greet.sh (Helo -> Hello); test.sh passes."`
-
-func runDemo(ctx context.Context, ios *IO, dir string) error {
+func runDemo(ctx context.Context, ios *IO, dir, profileName string) error {
 	var err error
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "hub-demo-"); err != nil {
@@ -69,7 +50,7 @@ func runDemo(ctx context.Context, ios *IO, dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
 		return &usageError{fmt.Errorf("%s is already a git repo; pass an empty --dir", dir)}
 	}
-	for name, body := range map[string]string{"greet.sh": demoGreet, "test.sh": demoTest} {
+	for name, body := range demo.Files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755); err != nil {
 			return err
 		}
@@ -82,13 +63,13 @@ func runDemo(ctx context.Context, ios *IO, dir string) error {
 	}
 	ios.printf("sample repo: %s (greet.sh prints \"Helo\"; test.sh wants \"Hello\")\n", dir)
 
-	p := protocol.StartParams{Task: "Fix the greeting typo in greet.sh so that test.sh passes.", Repo: dir,
-		Engine: "exec", Exec: demoWorker, Verify: "sh test.sh", DefinitionOfDone: "sh test.sh passes on the commit"}
+	p := protocol.StartParams{Task: demo.Task, Repo: dir, Engine: builtin.Name, Profile: profileName,
+		Verify: demo.Verify, DefinitionOfDone: demo.DefinitionOfDone}
 	var started protocol.StartResult
 	if err := callDaemon(ctx, protocol.MethodJobStart, p, &started); err != nil {
 		return err
 	}
-	ios.printf("started %s on branch %s (engine %s)\n", started.ID, started.Branch, started.Engine)
+	ios.printf("started %s on branch %s (engine %s, profile %s)\n", started.ID, started.Branch, started.Engine, profileName)
 	t0 := time.Now()
 	if err := watch(ctx, ios, []string{started.ID}); err != nil {
 		return err

@@ -27,6 +27,7 @@ import (
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/daemon"
 	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/engine/builtin"
 	"github.com/hub-agents/hub/hub/engine/execengine"
 	"github.com/hub-agents/hub/hub/mcpserver"
 	"github.com/hub-agents/hub/hub/protocol"
@@ -35,7 +36,9 @@ import (
 )
 
 // engines is every engine this build of hub has.
-func engines() *engine.Registry { return engine.NewRegistry(execengine.New()) }
+func engines(log zerolog.Logger) *engine.Registry {
+	return engine.NewRegistry(builtin.New(builtin.Options{ConfigDir: config.ConfigDir(), Log: log}), execengine.New())
+}
 
 // logger writes to stderr (never stdout: stdio protocols live there) and,
 // when path is set, to a file as JSON lines.
@@ -64,7 +67,7 @@ func newServeCmd(ios *IO) *cobra.Command {
 				return err
 			}
 			log := logger(ios.ErrOut, "", "daemon")
-			err = daemon.Serve(cmd.Context(), daemon.Options{Paths: paths, Engines: engines(), Log: log, Version: Version})
+			err = daemon.Serve(cmd.Context(), daemon.Options{Paths: paths, Engines: engines(log), Log: log, Version: Version})
 			if errors.Is(err, daemon.ErrRunning) {
 				fmt.Fprintf(ios.ErrOut, "hub: a daemon already serves %s\n", paths.Home)
 				return nil
@@ -117,7 +120,7 @@ func newShimCmd(ios *IO) *cobra.Command {
 				return err
 			}
 			log := logger(ios.ErrOut, "", "shim").With().Str("job", args[0]).Logger()
-			err = shim.Run(cmd.Context(), shim.Options{Paths: paths, JobID: args[0], Engines: engines(), Log: log})
+			err = shim.Run(cmd.Context(), shim.Options{Paths: paths, JobID: args[0], Engines: engines(log), Log: log})
 			if errors.Is(err, shim.ErrOwned) {
 				return nil
 			}

@@ -36,6 +36,8 @@ type Options struct {
 	Engines   *engine.Registry
 	Log       zerolog.Logger
 	HubBinary string // the binary to run shims with; default os.Executable
+	// ConfigDir holds the user's settings and profiles; default config.ConfigDir().
+	ConfigDir string
 	Version   string
 	// Ready, if set, is closed once the socket accepts connections.
 	Ready chan<- struct{}
@@ -67,6 +69,9 @@ type Server struct {
 func Serve(ctx context.Context, o Options) error {
 	if o.HubBinary == "" {
 		o.HubBinary, _ = os.Executable()
+	}
+	if o.ConfigDir == "" {
+		o.ConfigDir = config.ConfigDir()
 	}
 	if err := o.Paths.Ensure(); err != nil {
 		return err

@@ -49,6 +49,16 @@ func (s *Server) handle(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request)
 			return nil, err
 		}
 		return s.subscribe(ctx, c, p)
+	case protocol.MethodProfileList:
+		return call(ctx, req, s.profileList)
+	case protocol.MethodProfileSet:
+		return call(ctx, req, s.profileSet)
+	case protocol.MethodProfileRemove:
+		return call(ctx, req, s.profileRemove)
+	case protocol.MethodProfileDefault:
+		return call(ctx, req, s.profileDefault)
+	case protocol.MethodProviderStatus:
+		return call(ctx, req, s.providerStatus)
 	case protocol.MethodShutdown:
 		s.o.Log.Info().Msg("shutdown requested")
 		go s.cancel()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/rubric"
 )
 
 // Engine is one way to run a worker. Implementations are safe for concurrent
@@ -35,11 +36,29 @@ type Availability struct {
 	Reason    string
 }
 
+// Mailbox is the job's mailbox for an engine that runs inside the shim (the
+// built-in worker): the same questions, progress and steering an exec
+// worker reaches through `hub ask` and `hub progress`. Safe for concurrent use.
+type Mailbox interface {
+	// Ask blocks until the supervisor replies or the ask times out.
+	Ask(ctx context.Context, p protocol.AskParams) (*protocol.AskResult, error)
+	// Progress records a note ("" records nothing) and returns queued steering.
+	Progress(ctx context.Context, note string) ([]string, error)
+	// Spent records the run's cost so far, micros in micro-dollars.
+	Spent(ctx context.Context, micros int64, c protocol.CostEvent)
+}
+
 // Spec is what a run needs.
 type Spec struct {
-	JobID  string
-	Dir    string // the job's worktree (or cwd for read jobs); the worker's cwd
-	Params protocol.StartParams
+	JobID string
+	Dir   string // the job's worktree (or cwd for read jobs); the worker's cwd
+	// BaseSHA is the commit the job started from ("" for a read job without a repo).
+	BaseSHA string
+	Params  protocol.StartParams
+	// MaxMicros is the job's reserved budget, in micro-dollars.
+	MaxMicros int64
+	// Mailbox reaches the supervisor (engines in the shim use it; others ignore it).
+	Mailbox Mailbox
 	// Env is the environment for the worker, already built by the shim.
 	Env []string
 	// Output receives the worker's stdout and stderr, interleaved.
@@ -73,8 +92,17 @@ type Outcome struct {
 	CostMicros int64
 	CostKnown  bool
 	Tokens     int64
+	Calls      int
+	Models     []string // every model that answered, fallbacks included
 	Duration   time.Duration
 	Command    string // what hub ran, for the observed record
+	// Failure says in words why a run that exited non-zero stopped
+	// ("budget: …", "max_turns: …"); the job's error uses it.
+	Failure string
+	// Judgements are a model grader's verdicts on the definition of done's
+	// judgement criteria, for the hub's own grade (mechanical criteria
+	// are the hub's alone).
+	Judgements []rubric.Judgement
 }
 
 // Registry holds the engines by name.

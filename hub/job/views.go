@@ -152,6 +152,9 @@ func Summary(st protocol.JobStatus, ev *protocol.Evidence) string {
 			b = append(b, "verify output: "+FirstLine(lastLine(v.OutputTail), 160))
 		}
 	}
+	if r := ev.Rubric; r != nil && len(r.Criteria) > 0 && (r.Verdict != "satisfied" || hasKind(r, "judgement", "unchanged", "only")) {
+		b = append(b, r.Line)
+	}
 	b = append(b, "left: "+left(st, ev))
 	if ev.Observed.UserCheckoutDirty {
 		b = append(b, "note: your checkout had uncommitted changes; the job started from the commit without them")
@@ -176,6 +179,19 @@ func left(st protocol.JobStatus, ev *protocol.Evidence) string {
 		return s
 	}
 	return string(st.State)
+}
+
+// hasKind says whether the rubric has a criterion of one of the kinds: a
+// definition of done beyond "verify passes and something changed" is worth a line.
+func hasKind(r *protocol.Rubric, kinds ...string) bool {
+	for _, c := range r.Criteria {
+		for _, k := range kinds {
+			if c.Kind == k {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func lastLine(s string) string {

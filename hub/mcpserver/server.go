@@ -118,6 +118,7 @@ func (s *Server) addTools() {
 	addStop(s)
 	addCleanup(s)
 	addEngines(s)
+	addProfiles(s)
 }
 
 // addTool registers a typed tool without publishing an output schema.

@@ -46,6 +46,7 @@ func TestToolsList(t *testing.T) {
 				"stop":       {Destructive: &yes, Idempotent: true},
 				"cleanup":    {Destructive: &yes, Idempotent: true},
 				"engines":    {ReadOnly: true, Idempotent: true},
+				"profiles":   {Destructive: &yes, Idempotent: true},
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("tools and annotations (-want +got):\n%s", diff)

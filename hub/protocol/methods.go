@@ -18,6 +18,12 @@ const (
 	MethodSubscribe  = "events/subscribe" // SubscribeParams → SubscribeResult; then JobChanged/JobEvent notifications
 	MethodShutdown   = "hub/shutdown"     // struct{} → struct{}: the daemon stops serving (jobs keep running in their shims)
 
+	MethodProfileList    = "profile/list"    // struct{} → ProfileListResult
+	MethodProfileSet     = "profile/set"     // ProfileSetParams → ProfileInfo
+	MethodProfileRemove  = "profile/remove"  // ProfileNameParams → ProfileListResult
+	MethodProfileDefault = "profile/default" // ProfileNameParams → ProfileListResult
+	MethodProviderStatus = "provider/status" // ProfileNameParams (empty: every profile) → ProviderStatusResult
+
 	// MethodCancelRequest is the LSP-style notification that cancels an
 	// in-flight request: params {"id": <request id>}.
 	MethodCancelRequest = "$/cancelRequest"

@@ -255,7 +255,17 @@ const (
 	EventVerify    = "verify"    // Data: Verify
 	EventError     = "error"     // Text: what went wrong
 	EventNote      = "note"      // Text: something hub wants the reader to know
+	EventCost      = "cost"      // Data: CostEvent; what a running job has spent so far
 )
+
+// CostEvent is a running job's spend so far, read from the provider's answers.
+type CostEvent struct {
+	USD    float64 `json:"usd"`
+	Known  bool    `json:"known"` // false once a call had no known price
+	Tokens int64   `json:"tokens"`
+	Calls  int     `json:"calls"`
+	Model  string  `json:"model,omitempty"` // the model of the last call
+}
 
 // EventsParams reads a job's journal from a cursor.
 type EventsParams struct {
@@ -306,9 +316,31 @@ type Evidence struct {
 	Claimed   Claimed      `json:"claimed"`
 	Cost      Cost         `json:"cost"`
 	Timings   Timings      `json:"timings"`
+	Rubric    *Rubric      `json:"rubric,omitempty"`
 	Salvaged  bool         `json:"salvaged"`
 	Error     string       `json:"error,omitempty"`
 	Notes     []string     `json:"notes,omitempty"`
+}
+
+// Rubric is the grade of a result against its definition of done: what
+// the hub checked itself (by "hub") outranks what a model judged (by "model").
+type Rubric struct {
+	Verdict  string            `json:"verdict"` // satisfied | needs_revision | failed
+	Line     string            `json:"line"`
+	Criteria []RubricCriterion `json:"criteria"`
+	// GraderError says why judgement criteria stayed unknown.
+	GraderError string `json:"grader_error,omitempty"`
+}
+
+// RubricCriterion is one criterion with its verdict and the evidence for it.
+type RubricCriterion struct {
+	ID       string   `json:"id"`
+	Text     string   `json:"text"`
+	Kind     string   `json:"kind"`   // verify | changed | unchanged | only | judgement
+	Status   string   `json:"status"` // pass | fail | unknown
+	Evidence string   `json:"evidence,omitempty"`
+	By       string   `json:"by,omitempty"` // hub | model
+	Paths    []string `json:"paths,omitempty"`
 }
 
 // FileChange is one file of base..head.
@@ -370,6 +402,9 @@ type Cost struct {
 	Known       bool    `json:"known"`
 	ReservedUSD float64 `json:"reserved_usd"`
 	Tokens      int64   `json:"tokens"`
+	// Calls counts model calls; Models lists the models that answered (fallbacks included).
+	Calls  int      `json:"calls,omitempty"`
+	Models []string `json:"models,omitempty"`
 }
 
 // Timings in milliseconds spent in each phase.
@@ -511,4 +546,57 @@ type ShimStopParams struct {
 // ShimChangedParams names the job whose records changed.
 type ShimChangedParams struct {
 	ID string `json:"id"`
+}
+
+// ProfileInfo is one model profile of the built-in worker. It never holds a key.
+type ProfileInfo struct {
+	Name     string `json:"name"`
+	Provider string `json:"provider"` // openai | anthropic | ollama | scripted
+	BaseURL  string `json:"base_url,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// Fallbacks are tried in order when the model keeps failing.
+	Fallbacks     []string `json:"fallbacks,omitempty"`
+	KeyEnv        string   `json:"key_env,omitempty"` // the variable the key is read from
+	MaxTokens     int      `json:"max_tokens,omitempty"`
+	ContextWindow int      `json:"context_window,omitempty"`
+	Script        string   `json:"script,omitempty"` // scripted provider: a script file, or "demo"
+	BuiltIn       bool     `json:"built_in,omitempty"`
+	Default       bool     `json:"default,omitempty"`
+	// Key says where the key comes from: environment, env file, not needed, or missing.
+	Key string `json:"key,omitempty"`
+}
+
+// ProfileListResult lists the profiles, sorted by name.
+type ProfileListResult struct {
+	Profiles  []ProfileInfo `json:"profiles"`
+	Default   string        `json:"default,omitempty"`
+	ConfigDir string        `json:"config_dir"`
+}
+
+// ProfileSetParams adds or replaces a profile. Key, when given, is stored
+// in the env file under the profile's key variable (mode 0600); it is never
+// returned or logged.
+type ProfileSetParams struct {
+	Profile     ProfileInfo `json:"profile"`
+	Key         string      `json:"key,omitempty"`
+	MakeDefault bool        `json:"make_default,omitempty"`
+}
+
+// ProfileNameParams names a profile.
+type ProfileNameParams struct {
+	Name string `json:"name,omitempty"`
+}
+
+// ProviderStatus says whether a profile can be used from here.
+type ProviderStatus struct {
+	Profile   ProfileInfo `json:"profile"`
+	KeySource string      `json:"key_source,omitempty"` // "" when the key is missing
+	Reachable bool        `json:"reachable"`
+	Usable    bool        `json:"usable"`
+	Detail    string      `json:"detail"`
+}
+
+// ProviderStatusResult checks profiles.
+type ProviderStatusResult struct {
+	Profiles []ProviderStatus `json:"profiles"`
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/rubric"
 )
 
 // how a run ended, before verify
@@ -122,7 +123,8 @@ func (s *shim) run(ctx context.Context) ending {
 	}
 	env := workerEnv(s.o.HubBinary,
 		"HUB_JOB="+j.ID, "HUB_SOCKET="+s.o.Paths.ShimSocket(j.ID), "HUB_TASK="+j.Task)
-	r, err := s.eng.Start(ctx, engine.Spec{JobID: j.ID, Dir: s.dir, Params: s.params, Env: env, Output: &activityWriter{w: out, s: s}})
+	r, err := s.eng.Start(ctx, engine.Spec{JobID: j.ID, Dir: s.dir, BaseSHA: j.BaseSHA, Params: s.params, MaxMicros: j.MaxMicros,
+		Env: env, Output: &activityWriter{w: out, s: s}, Mailbox: mailbox{s}})
 	if err != nil {
 		return ending{state: protocol.StateFailed, err: "the engine did not start: " + err.Error(), outcome: notRun}
 	}
@@ -196,6 +198,8 @@ loop:
 			end.state, end.err = protocol.StateFailed, "the worker could not run: "+o.Err.Error()
 		case o.Signal != "":
 			end.state, end.err = protocol.StateFailed, "the worker was killed by "+o.Signal
+		case o.ExitCode != 0 && o.Failure != "":
+			end.state, end.err = protocol.StateFailed, "the worker stopped: "+o.Failure
 		case o.ExitCode != 0:
 			end.state, end.err = protocol.StateFailed, fmt.Sprintf("the worker exited with code %d", o.ExitCode)
 		default:
@@ -340,12 +344,20 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 	s.claimedMu.Unlock()
 	o := end.outcome
 	ev := buildEvidence(context.WithoutCancel(ctx), j, head, salvaged, end.err, end.state)
+	graded := s.grade(context.WithoutCancel(ctx), verify, ev.Files, o.Judgements)
+	ev.Rubric = rubricView(graded)
+	if s.hasDefinition() && end.state == protocol.StateSucceeded && (graded.Verdict == rubric.VerdictFailed || hubFailed(graded)) {
+		// What the hub observed outranks what the worker claimed.
+		end.state, end.err = protocol.StateFailed, graded.Line()
+		ev.Status, ev.Error = end.state, end.err
+	}
 	ev.Verify = verify
 	ev.Observed.Commands = s.observed
 	ev.Claimed = claimed
 	ev.Model = o.Model
 	ev.Cost.Known = o.CostKnown
 	ev.Cost.Tokens = o.Tokens
+	ev.Cost.Calls, ev.Cost.Models = o.Calls, o.Models
 	if o.CostKnown {
 		ev.Cost.USD = float64(o.CostMicros) / 1e6
 	} else {

@@ -122,3 +122,26 @@ func (s *Store) LastCursor(ctx context.Context) (int64, error) {
 	}
 	return c, nil
 }
+
+// ReportCost records what a running job has spent so far, micros in
+// micro-dollars: a cost event, and the job's live cost and tokens (Finish
+// later writes the final ones). An ended job is left as it is.
+func (s *Store) ReportCost(ctx context.Context, jobID string, micros int64, c protocol.CostEvent, now time.Time) (int64, error) {
+	var cursor int64
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		j, err := getJob(ctx, tx, jobID)
+		if err != nil {
+			return err
+		}
+		if j.State.Terminal() {
+			return wrongState("job %s already ended (%s)", jobID, j.State)
+		}
+		if cursor, err = appendEvent(ctx, tx, jobID, protocol.EventCost, "", c, now); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE jobs SET cost_micros = ?, cost_known = ?, tokens = ? WHERE id = ?`,
+			micros, c.Known, c.Tokens, jobID)
+		return err
+	})
+	return cursor, err
+}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -150,4 +151,38 @@ func TestLastCursorEmpty(t *testing.T) {
 	if c, err := s.LastCursor(context.Background()); c != 0 || err != nil {
 		t.Errorf("LastCursor = %d, %v", c, err)
 	}
+}
+
+// TestReportCost: a running job's spend so far is an event and the job's
+// live cost; Finish writes the final figure; an ended job takes no more.
+func TestReportCost(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	c := newClock()
+	running(t, s, c, "a")
+	cur, err := s.ReportCost(ctx, "a", 12_345, protocol.CostEvent{USD: 0.012345, Known: true, Tokens: 900, Calls: 2, Model: "m"}, c.now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := mustJob(t, s, "a")
+	if j.CostMicros != 12_345 || !j.CostKnown || j.Tokens != 900 || j.Cursor != cur {
+		t.Errorf("live cost: %d known %v tokens %d cursor %d (event %d)", j.CostMicros, j.CostKnown, j.Tokens, j.Cursor, cur)
+	}
+	evs, err := s.Events(ctx, []string{"a"}, cur-1, 10)
+	if err != nil || len(evs) != 1 || evs[0].Kind != protocol.EventCost || !strings.Contains(string(evs[0].Data), `"calls":2`) {
+		t.Fatalf("cost event: %+v, %v", evs, err)
+	}
+	if _, err := s.Finish(ctx, "a", Ending{State: protocol.StateSucceeded, CostMicros: 20_000, CostKnown: true}, c.now()); err != nil {
+		t.Fatal(err)
+	}
+	if j := mustJob(t, s, "a"); j.CostMicros != 20_000 {
+		t.Errorf("final cost %d", j.CostMicros)
+	}
+	if _, err := s.ReportCost(ctx, "a", 99, protocol.CostEvent{}, c.now()); !errors.Is(err, ErrWrongState) {
+		t.Errorf("cost after the end: %v", err)
+	}
+	if _, err := s.ReportCost(ctx, "nope", 1, protocol.CostEvent{}, c.now()); !errors.Is(err, ErrNotFound) {
+		t.Errorf("cost of an unknown job: %v", err)
+	}
+	healthy(t, s)
 }

@@ -184,6 +184,14 @@ func run(out string, runs, nfiles int) error {
 	cold.pass = boolp(c50 < 50)
 	figs = append(figs, cold)
 
+	// 5 and 6. the built-in worker's loop: its own cost per turn, beside a
+	// bare model call to the same scripted server; the prompt's fixed size.
+	lf, err := loopFigures(runs)
+	if err != nil {
+		return err
+	}
+	figs = append(figs, lf...)
+
 	return write(out, figs, runs, nfiles)
 }
 
@@ -281,7 +289,15 @@ func write(out string, figs []*figure, runs, nfiles int) error {
   events → wakes the waiter → answer.
 - **cold start**: spawning `+"`hub mcp`"+` and writing an MCP `+"`initialize`"+` line on its stdin, until the answer line arrives, with
   the daemon already running (it connects and subscribes before it serves).
-`, nfiles)
+- **loop overhead per turn**: the built-in worker (package agent) runs %d turns against the scripted model server on
+  loopback, each turn one `+"`read_file`"+` of a one-line file, then a final answer. Everything the loop does but the model
+  call itself (building the request, running the tool, steering and cost reports to the mailbox, context accounting)
+  is the run's wall time minus the time spent inside the model client, divided by the turns. The reference is a bare
+  model call (the same client, the same server, a one-line conversation), timed in the same process; the ratio is
+  overhead per turn to that call.
+- **prompt fixed size**: the first request of a write job (system prompt, every tool schema with the role tools, and a
+  one-line task), as the scripted server received it; tokens estimated at 4 bytes each.
+`, nfiles, loopTurns)
 	return os.WriteFile(out, []byte(b.String()), 0o644)
 }
 

@@ -1,0 +1,82 @@
+package profile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// Status says whether a profile can be used from here.
+type Status struct {
+	Profile   Profile `json:"profile"`
+	Default   bool    `json:"default,omitempty"`
+	KeySource string  `json:"key_source,omitempty"` // environment | env file | not needed; "" when missing
+	// Reachable is true when the endpoint answered (and accepted the key).
+	Reachable bool   `json:"reachable"`
+	Detail    string `json:"detail"`
+}
+
+// Usable is true when the profile has what it needs and its endpoint answers.
+func (s Status) Usable() bool { return s.Reachable && (s.KeySource != "" || !s.Profile.NeedsKey()) }
+
+// Check probes one profile: is there a key, and does the endpoint answer
+// GET <base>/models with it? It spends nothing (no model call) and never
+// reports the key itself.
+func (s Store) Check(ctx context.Context, p Profile, hc *http.Client, baseURL func(Profile) string) Status {
+	st := Status{Profile: p}
+	key, src, err := s.Key(p)
+	if err != nil {
+		st.Detail = err.Error()
+		return st
+	}
+	st.KeySource = src
+	if p.Provider == Scripted {
+		st.Reachable, st.Detail = true, "scripted model, played inside each job; no key, no network"
+		return st
+	}
+	base := strings.TrimRight(baseURL(p), "/")
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/models", nil)
+	if err != nil {
+		st.Detail = err.Error()
+		return st
+	}
+	switch p.Provider {
+	case Anthropic:
+		if key != "" {
+			req.Header.Set("x-api-key", key)
+		}
+		req.Header.Set("anthropic-version", "2023-06-01")
+	default:
+		if key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+	}
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		var msg = err.Error()
+		if errors.Is(err, context.DeadlineExceeded) {
+			msg = "no answer within 5s"
+		}
+		st.Detail = fmt.Sprintf("%s unreachable: %s", base, msg)
+		return st
+	}
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		st.Detail = fmt.Sprintf("%s refused the key (HTTP %d); check %s", base, resp.StatusCode, p.KeyName())
+	case resp.StatusCode >= 500:
+		st.Detail = fmt.Sprintf("%s answered HTTP %d (the provider is having trouble)", base, resp.StatusCode)
+	default:
+		st.Reachable = true
+		st.Detail = fmt.Sprintf("%s answered HTTP %d", base, resp.StatusCode)
+	}
+	return st
+}

@@ -1,0 +1,215 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+type profileSetOptions struct {
+	p           protocol.ProfileInfo
+	keyStdin    bool
+	makeDefault bool
+}
+
+func newProfileCmd(ios *IO) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "profile",
+		Short: "Manage the built-in worker's model profiles (provider, endpoint, model, key)",
+	}
+	cmd.AddCommand(newProfileSetCmd(ios), newProfileListCmd(ios), newProfileRemoveCmd(ios), newProfileDefaultCmd(ios))
+	return cmd
+}
+
+func newProfileSetCmd(ios *IO) *cobra.Command {
+	o := &profileSetOptions{}
+	cmd := &cobra.Command{
+		Use:   "set NAME --provider P --model M [flags]",
+		Short: "Add or replace a profile (the first one becomes the default)",
+		Long: `Add or replace a model profile for the built-in worker.
+
+Providers: openai (any OpenAI-compatible endpoint: OpenAI, gateways, vLLM, LM Studio; set --base-url),
+anthropic, ollama (a local Ollama through its /v1 endpoint; no key), scripted (plays a script file).
+The key is read from the environment variable --key-env (default OPENAI_API_KEY or ANTHROPIC_API_KEY),
+or from hub's env file; --key-stdin stores it there (mode 0600). Keys never reach a worker's shell.`,
+		Args: exactArgs(1, "a profile name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.p.Name = args[0]
+			return runProfileSet(cmd, ios, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.p.Provider, "provider", "", "openai, anthropic, ollama or scripted")
+	f.StringVar(&o.p.BaseURL, "base-url", "", "endpoint, e.g. https://openrouter.ai/api/v1 (default: the provider's)")
+	f.StringVar(&o.p.Model, "model", "", "model name")
+	f.StringSliceVar(&o.p.Fallbacks, "fallback", nil, "model to try when the model keeps failing (repeat for more)")
+	f.StringVar(&o.p.KeyEnv, "key-env", "", "environment variable that holds the key")
+	f.IntVar(&o.p.MaxTokens, "max-tokens", 0, "cap on each answer in tokens (default 8192)")
+	f.IntVar(&o.p.ContextWindow, "context-window", 0, "the model's context in tokens (default: from the price table, else 32000)")
+	f.StringVar(&o.p.Script, "script", "", "scripted provider: the script file")
+	f.BoolVar(&o.keyStdin, "key-stdin", false, "read the key from stdin and store it in hub's env file (mode 0600)")
+	f.BoolVar(&o.makeDefault, "default", false, "make it the default profile")
+	return cmd
+}
+
+func runProfileSet(cmd *cobra.Command, ios *IO, o *profileSetOptions) error {
+	params := protocol.ProfileSetParams{Profile: o.p, MakeDefault: o.makeDefault}
+	if o.keyStdin {
+		line, err := bufio.NewReader(ios.In).ReadString('\n')
+		if err != nil && err != io.EOF {
+			return err
+		}
+		params.Key = strings.TrimSpace(line)
+		if params.Key == "" {
+			return &usageError{fmt.Errorf("--key-stdin read no key; pipe it in: printf %%s \"$KEY\" | hub profile set %s --key-stdin …", o.p.Name)}
+		}
+	}
+	var res protocol.ProfileInfo
+	if err := callDaemon(cmd.Context(), protocol.MethodProfileSet, params, &res); err != nil {
+		return err
+	}
+	if ios.JSON {
+		return ios.printJSON(res)
+	}
+	ios.printf("%s\n", profileLine(res))
+	return nil
+}
+
+func newProfileListCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the profiles (keys are never shown, only where they come from)",
+		Args:  exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var res protocol.ProfileListResult
+			if err := callDaemon(cmd.Context(), protocol.MethodProfileList, struct{}{}, &res); err != nil {
+				return err
+			}
+			return printProfiles(ios, res)
+		},
+	}
+}
+
+func printProfiles(ios *IO, res protocol.ProfileListResult) error {
+	if ios.JSON {
+		return ios.printJSON(res)
+	}
+	for _, p := range res.Profiles {
+		ios.printf("%s\n", profileLine(p))
+	}
+	if res.Default == "" {
+		ios.printf("no default profile: builtin jobs must name one (hub profile default NAME)\n")
+	}
+	return nil
+}
+
+func profileLine(p protocol.ProfileInfo) string {
+	mark := " "
+	if p.Default {
+		mark = "*"
+	}
+	parts := []string{p.Provider}
+	if p.Model != "" {
+		parts = append(parts, p.Model)
+	}
+	if len(p.Fallbacks) > 0 {
+		parts = append(parts, "then "+strings.Join(p.Fallbacks, ", "))
+	}
+	if p.BaseURL != "" {
+		parts = append(parts, p.BaseURL)
+	}
+	if p.Script != "" {
+		parts = append(parts, "script "+p.Script)
+	}
+	switch {
+	case p.Key == "missing":
+		parts = append(parts, "key missing ("+p.KeyEnv+")")
+	case p.Key != "" && p.Key != "not needed":
+		parts = append(parts, "key from "+p.Key)
+	}
+	if p.BuiltIn {
+		parts = append(parts, "built in")
+	}
+	return fmt.Sprintf("%s %-12s %s", mark, p.Name, strings.Join(parts, " · "))
+}
+
+func newProfileRemoveCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "remove NAME",
+		Short: "Remove a profile (its key stays in the env file)",
+		Args:  exactArgs(1, "a profile name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var res protocol.ProfileListResult
+			if err := callDaemon(cmd.Context(), protocol.MethodProfileRemove, protocol.ProfileNameParams{Name: args[0]}, &res); err != nil {
+				return err
+			}
+			return printProfiles(ios, res)
+		},
+	}
+}
+
+func newProfileDefaultCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "default NAME",
+		Short: "Make NAME the profile builtin jobs use when they name none",
+		Args:  exactArgs(1, "a profile name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var res protocol.ProfileListResult
+			if err := callDaemon(cmd.Context(), protocol.MethodProfileDefault, protocol.ProfileNameParams{Name: args[0]}, &res); err != nil {
+				return err
+			}
+			return printProfiles(ios, res)
+		},
+	}
+}
+
+func newProviderCmd(ios *IO) *cobra.Command {
+	cmd := &cobra.Command{Use: "provider", Short: "Check the model providers the profiles use"}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "status [PROFILE]",
+		Short: "Which profiles have a key and a reachable endpoint (no model call, nothing spent)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var p protocol.ProfileNameParams
+			if len(args) == 1 {
+				p.Name = args[0]
+			}
+			var res protocol.ProviderStatusResult
+			if err := callDaemon(cmd.Context(), protocol.MethodProviderStatus, p, &res); err != nil {
+				return err
+			}
+			bad := 0
+			for _, s := range res.Profiles {
+				if !s.Usable {
+					bad++
+				}
+			}
+			if ios.JSON {
+				if err := ios.printJSON(res); err != nil {
+					return err
+				}
+				if bad > 0 {
+					return withCode(ExitError, nil)
+				}
+				return nil
+			}
+			for _, s := range res.Profiles {
+				state := "ok     "
+				if !s.Usable {
+					state = "not ok "
+				}
+				ios.printf("%s %-12s %s\n", state, s.Profile.Name, s.Detail)
+			}
+			if bad > 0 {
+				return withCode(ExitError, nil)
+			}
+			return nil
+		},
+	})
+	return cmd
+}

@@ -1,0 +1,361 @@
+// Package builtin is the builtin engine: hub's own worker (package agent)
+// running inside the job's shim, on the model a profile names. It turns a
+// job's spec into the loop's configuration, gives the loop the job's
+// mailbox, the worktree's tools and a view of what the worktree holds for
+// the rubric, and turns the loop's end into an engine outcome. It reads
+// keys only to hand them to the model client: never to the worker's shell,
+// never to a log.
+package builtin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/hub-agents/hub/agent"
+	"github.com/hub-agents/hub/agent/model"
+	"github.com/hub-agents/hub/agent/profile"
+	"github.com/hub-agents/hub/agent/scripted"
+	"github.com/hub-agents/hub/agent/tool"
+	"github.com/hub-agents/hub/hub/demo"
+	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/rubric"
+)
+
+// Name is the engine's name.
+const Name = "builtin"
+
+// Options configure the engine.
+type Options struct {
+	// ConfigDir holds profiles.json, env and prices.json (required).
+	ConfigDir string
+	Log       zerolog.Logger
+	// Retry tunes model-call retries (nil: defaults).
+	Retry *model.Retry
+}
+
+// Engine is the builtin engine. It is safe for concurrent use.
+type Engine struct{ o Options }
+
+// New returns the engine.
+func New(o Options) *Engine { return &Engine{o: o} }
+
+func (e *Engine) profiles() profile.Store { return profile.Store{Dir: e.o.ConfigDir} }
+
+func (*Engine) Name() string { return Name }
+
+func (*Engine) Capabilities() protocol.EngineCapabilities {
+	// Read jobs get read-only tools and no shell, so it can answer in a
+	// plain directory too.
+	return protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree}, ReadOnly: true, Pays: "api"}
+}
+
+// Probe says whether a default profile is set and has what it needs. It
+// makes no network call (`hub provider status` does).
+func (e *Engine) Probe(ctx context.Context) engine.Availability {
+	p, err := e.profiles().Get("")
+	if errors.Is(err, profile.ErrNoDefault) {
+		return engine.Availability{Available: true, Version: "no default profile: jobs must name one (hub profile set NAME --provider … --model …)"}
+	}
+	if err != nil {
+		return engine.Availability{Reason: err.Error()}
+	}
+	if _, _, err := e.profiles().Key(p); err != nil {
+		return engine.Availability{Reason: err.Error()}
+	}
+	return engine.Availability{Available: true, Version: fmt.Sprintf("default profile %s (%s %s)", p.Name, p.Provider, p.Model)}
+}
+
+var efforts = map[string]struct{ turns, revisions int }{
+	"low": {20, -1}, "medium": {50, 2}, "high": {100, 3},
+}
+
+// Check refuses a job the engine cannot run as asked: no profile, no key,
+// an unknown effort.
+func (e *Engine) Check(spec protocol.StartParams) error {
+	if spec.Exec != "" {
+		return errors.New("exec is for the exec engine; the builtin engine takes a task (drop exec, or pick engine exec)")
+	}
+	if _, ok := efforts[spec.Effort]; spec.Effort != "" && !ok {
+		return fmt.Errorf("effort %q is not one of low, medium, high", spec.Effort)
+	}
+	p, err := e.profiles().Get(spec.Profile)
+	if errors.Is(err, profile.ErrNoDefault) {
+		return errors.New("no profile named and no default profile set; pass profile, or set one with hub profile set NAME --provider openai --model MODEL")
+	}
+	if err != nil {
+		return err
+	}
+	if spec.Model != "" && p.Provider == profile.Scripted {
+		return fmt.Errorf("profile %s plays a script; it takes no model", p.Name)
+	}
+	if _, _, err := e.profiles().Key(p); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Start builds the model client and the workspace and starts the loop.
+func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error) {
+	p, err := e.profiles().Get(spec.Params.Profile)
+	if err != nil {
+		return nil, err
+	}
+	key, _, err := e.profiles().Key(p)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{started: time.Now(), done: make(chan struct{}), profile: p}
+	client, cleanup, err := e.client(p, key, spec.Params.Model)
+	if err != nil {
+		return nil, err
+	}
+	r.cleanup = cleanup
+	ws, err := tool.New(spec.Dir, &tool.Options{Env: spec.Env})
+	if err != nil {
+		cleanup()
+		return nil, fmt.Errorf("open the worktree for the tools: %w", err)
+	}
+	r.ws = ws
+	eff := efforts[spec.Params.Effort]
+	if spec.Params.Effort == "" {
+		eff = efforts["medium"]
+	}
+	maxTurns := spec.Params.MaxTurns
+	if maxTurns == 0 {
+		maxTurns = eff.turns
+	}
+	write := spec.Params.Kind != protocol.KindRead
+	cfg := agent.Config{
+		Model: client, Workspace: ws, Log: e.o.Log.With().Str("engine", Name).Logger(),
+		Task: spec.Params.Task, Files: spec.Params.Files, Write: write,
+		DefinitionOfDone: spec.Params.DefinitionOfDone, Verify: spec.Params.Verify,
+		MaxTurns: maxTurns, BudgetMicros: spec.MaxMicros, Revisions: eff.revisions,
+		Roles: write, Grade: write && strings.TrimSpace(spec.Params.DefinitionOfDone) != "" && p.Provider != profile.Scripted,
+	}
+	if spec.Mailbox != nil {
+		cfg.Mailbox = &mailbox{mb: spec.Mailbox, job: spec.JobID}
+	}
+	if write && spec.BaseSHA != "" {
+		cfg.Observe = observer(spec)
+	}
+	r.command = fmt.Sprintf("builtin agent loop (profile %s, %s %s)", p.Name, p.Provider, client.Model())
+	ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		defer close(r.done)
+		r.res = agent.Run(ctx, cfg)
+	}()
+	return r, nil
+}
+
+// client builds the model client of a profile; cleanup stops what it started.
+func (e *Engine) client(p profile.Profile, key, modelOverride string) (*model.Client, func(), error) {
+	prices, err := model.Prices(filepath.Join(e.o.ConfigDir, "prices.json"))
+	if err != nil {
+		return nil, nil, err
+	}
+	models := p.Models()
+	if modelOverride != "" {
+		models[0] = modelOverride
+	}
+	o := model.Options{Provider: p.Provider, BaseURL: p.BaseURL, Key: key, Models: models, MaxTokens: p.MaxTokens,
+		ContextWindow: p.ContextWindow, Prices: prices, Retry: e.o.Retry}
+	cleanup := func() {}
+	if p.Provider == profile.Scripted {
+		srv, err := scriptedServer(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		cleanup = func() { srv.Close() }
+		o.Provider, o.BaseURL, o.Key, o.Free = model.OpenAI, srv.URL()+"/v1", "scripted", true
+		o.Models = p.Models()[:1]
+	}
+	c, err := model.New(o)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return c, cleanup, nil
+}
+
+// scriptedServer plays a scripted profile's script on loopback, inside the
+// job: the embedded demo script, or a script file.
+func scriptedServer(p profile.Profile) (*scripted.Server, error) {
+	var (
+		sc  *scripted.Script
+		err error
+	)
+	if p.Script == profile.Demo {
+		sc, err = demo.Script()
+	} else {
+		var b []byte
+		if b, err = os.ReadFile(p.Script); err == nil {
+			sc, err = scripted.LoadScript(bytes.NewReader(b))
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("profile %s: script %s: %w", p.Name, p.Script, err)
+	}
+	srv := scripted.New(nil)
+	if err := srv.SetScript("", sc); err != nil {
+		return nil, err
+	}
+	if err := srv.Start("127.0.0.1:0"); err != nil {
+		return nil, fmt.Errorf("start the scripted model: %w", err)
+	}
+	return srv, nil
+}
+
+// observer tells the rubric what the worktree holds now: the files changed
+// since base, and the verify command's outcome run in the worktree.
+func observer(spec engine.Spec) func(ctx context.Context) (rubric.Facts, error) {
+	return func(ctx context.Context) (rubric.Facts, error) {
+		files, err := gitx.WorktreeChanges(ctx, spec.Dir, spec.BaseSHA)
+		if err != nil {
+			return rubric.Facts{}, err
+		}
+		f := rubric.Facts{Write: true}
+		for _, c := range files {
+			f.Files = append(f.Files, rubric.FileChange{Path: c.Path, OldPath: c.OldPath, Change: c.Change})
+		}
+		if spec.Params.Verify != "" {
+			f.Verify = runVerify(ctx, spec)
+		}
+		return f, nil
+	}
+}
+
+// runVerify runs the caller's check in the worktree, as the worker left it.
+func runVerify(ctx context.Context, spec engine.Spec) *rubric.VerifyFact {
+	v := &rubric.VerifyFact{Command: spec.Params.Verify}
+	timeout := time.Duration(spec.Params.VerifyTimeoutS) * time.Second
+	if timeout <= 0 {
+		timeout = 10 * time.Minute
+	}
+	cmd := exec.Command("sh", "-c", spec.Params.Verify)
+	cmd.Dir, cmd.Env = spec.Dir, append(append([]string{}, spec.Env...), "HUB_VERIFY=1")
+	var out engine.Tail
+	out.Max = 4096
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		v.OutputTail = err.Error()
+		return v
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		v.TimedOut = true
+	case <-ctx.Done():
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if v.TimedOut || ctx.Err() != nil {
+		<-done
+	}
+	v.Ran = !v.TimedOut && ctx.Err() == nil
+	v.ExitCode = cmd.ProcessState.ExitCode()
+	v.OutputTail = out.String()
+	return v
+}
+
+// mailbox adapts the job's mailbox to the loop's.
+type mailbox struct {
+	mb  engine.Mailbox
+	job string
+}
+
+func (m *mailbox) Ask(ctx context.Context, kind, question, context string) (agent.Answer, error) {
+	r, err := m.mb.Ask(ctx, protocol.AskParams{Job: m.job, Question: question, Context: context, Kind: kind})
+	if err != nil {
+		return agent.Answer{}, err
+	}
+	return agent.Answer{Text: r.Answer, TimedOut: r.TimedOut, Instruction: r.Instruction}, nil
+}
+
+func (m *mailbox) Progress(ctx context.Context, note string) ([]string, error) {
+	return m.mb.Progress(ctx, note)
+}
+
+func (m *mailbox) Spent(ctx context.Context, s agent.Spend) {
+	m.mb.Spent(ctx, s.Micros, protocol.CostEvent{USD: float64(s.Micros) / 1e6, Known: s.Known, Tokens: s.Tokens, Calls: s.Calls, Model: s.Model})
+}
+
+// run is one loop in flight.
+type run struct {
+	profile profile.Profile
+	command string
+	started time.Time
+	ws      *tool.Workspace
+	cancel  context.CancelFunc
+	cleanup func()
+	done    chan struct{}
+	res     agent.Result
+
+	waitOnce sync.Once
+}
+
+// PGID is 0: the loop runs in the shim; its commands have groups of their
+// own, which the tools stop.
+func (r *run) PGID() int { return 0 }
+
+// Heartbeat is true while a shell command runs within its own timeout.
+func (r *run) Heartbeat() bool { return r.ws.Busy() }
+
+func (r *run) Stop(grace time.Duration) {
+	r.cancel()
+	select {
+	case <-r.done:
+	case <-time.After(grace):
+	}
+}
+
+func (r *run) Wait() engine.Outcome {
+	<-r.done
+	r.waitOnce.Do(func() {
+		r.cleanup()
+		_ = r.ws.Close()
+	})
+	res := r.res
+	o := engine.Outcome{Summary: res.Summary, CostMicros: res.Spend.Micros, CostKnown: res.Spend.Known,
+		Tokens: res.Spend.Tokens, Calls: res.Spend.Calls, Models: res.Models, Model: res.Spend.Model,
+		Duration: time.Since(r.started), Command: r.command}
+	if o.Model == "" {
+		o.Model = r.profile.Model
+	}
+	switch res.Stop {
+	case agent.StopDone:
+		o.ExitCode = 0
+	case agent.StopCancelled:
+		o.ExitCode, o.Signal = -1, "stopped"
+	default:
+		o.ExitCode = 1
+		o.Failure = string(res.Stop)
+		if res.Err != nil {
+			o.Failure = res.Err.Error()
+		}
+	}
+	if res.Rubric != nil {
+		for _, c := range res.Rubric.Criteria {
+			if c.By == rubric.ByModel {
+				o.Judgements = append(o.Judgements, rubric.Judgement{ID: c.ID, Status: c.Status, Evidence: c.Evidence})
+			}
+		}
+	}
+	return o
+}

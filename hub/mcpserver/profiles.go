@@ -1,0 +1,141 @@
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+type profilesIn struct {
+	Action      string   `json:"action,omitempty" jsonschema:"list|status|set|remove|default"`
+	Name        string   `json:"name,omitempty"`
+	Provider    string   `json:"provider,omitempty" jsonschema:"openai|anthropic|ollama"`
+	BaseURL     string   `json:"base_url,omitempty"`
+	Model       string   `json:"model,omitempty"`
+	Fallbacks   []string `json:"fallbacks,omitempty"`
+	KeyEnv      string   `json:"key_env,omitempty"`
+	MakeDefault bool     `json:"make_default,omitempty"`
+}
+
+// profilesOut is what every action returns: the profiles as they are now.
+type profilesOut struct {
+	Profiles []protocol.ProfileInfo    `json:"profiles"`
+	Default  string                    `json:"default,omitempty"`
+	Status   []protocol.ProviderStatus `json:"status,omitempty"`
+}
+
+// keyRequest is the id of the elicitation that asks the user for a key.
+const keyRequest = "api_key"
+
+func addProfiles(s *Server) {
+	addTool(s, &mcp.Tool{
+		Name:        "profiles",
+		Description: "Builtin worker model profiles: list, status; set/remove/default only if your user asks. Keys come from the user, not you.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), IdempotentHint: true},
+	}, s.profilesTool)
+}
+
+func (s *Server) profilesTool(ctx context.Context, req *mcp.CallToolRequest, in profilesIn) (*mcp.CallToolResult, *profilesOut, error) {
+	out := &profilesOut{}
+	switch in.Action {
+	case "", "list":
+	case "status":
+		var st protocol.ProviderStatusResult
+		if err := s.call(ctx, protocol.MethodProviderStatus, protocol.ProfileNameParams{Name: in.Name}, &st); err != nil {
+			return nil, nil, err
+		}
+		out.Status = st.Profiles
+	case "remove", "default":
+		if in.Name == "" {
+			return nil, nil, &toolErr{"name is required for " + in.Action + ". Pass the profile's name (action list shows them)."}
+		}
+		method := protocol.MethodProfileRemove
+		if in.Action == "default" {
+			method = protocol.MethodProfileDefault
+		}
+		if err := s.call(ctx, method, protocol.ProfileNameParams{Name: in.Name}, nil); err != nil {
+			return nil, nil, err
+		}
+	case "set":
+		res, err := s.setProfile(ctx, req, in)
+		if res != nil || err != nil {
+			return res, nil, err
+		}
+	default:
+		return nil, nil, &toolErr{fmt.Sprintf("unknown action %q. Use list, status, set, remove or default.", in.Action)}
+	}
+	var list protocol.ProfileListResult
+	if err := s.call(ctx, protocol.MethodProfileList, struct{}{}, &list); err != nil {
+		return nil, nil, err
+	}
+	out.Profiles, out.Default = list.Profiles, list.Default
+	return text("%s", profilesText(out)), out, nil
+}
+
+// setProfile saves the profile. When the provider needs a key and none is
+// there, it asks the user through elicitation (a multi-round-trip input
+// request), so the key goes from the user to hub without entering the
+// model's context. A non-nil result is to be returned as is.
+func (s *Server) setProfile(ctx context.Context, req *mcp.CallToolRequest, in profilesIn) (*mcp.CallToolResult, error) {
+	p := protocol.ProfileSetParams{MakeDefault: in.MakeDefault, Profile: protocol.ProfileInfo{Name: in.Name, Provider: in.Provider,
+		BaseURL: in.BaseURL, Model: in.Model, Fallbacks: in.Fallbacks, KeyEnv: in.KeyEnv}}
+	if r, ok := req.Params.InputResponses[keyRequest]; ok {
+		er, _ := r.(*mcp.ElicitResult)
+		if er == nil || er.Action != "accept" {
+			return nil, &toolErr{"The user did not give a key, so nothing was saved. Ask them whether to try again, or to run `hub profile set " + in.Name + " --key-stdin` in a terminal."}
+		}
+		key, _ := er.Content["key"].(string)
+		if strings.TrimSpace(key) == "" {
+			return nil, &toolErr{"The key the user gave is empty, so nothing was saved."}
+		}
+		p.Key = key
+	}
+	var saved protocol.ProfileInfo
+	if err := s.call(ctx, protocol.MethodProfileSet, p, &saved); err != nil {
+		return nil, err
+	}
+	if saved.Key != "missing" || p.Key != "" {
+		return nil, nil
+	}
+	if !canElicit(req) {
+		return text("Profile %s is saved but has no key (%s). Your client cannot ask the user for it: ask them to run `hub profile set %s --key-stdin` in a terminal, or to export %s where hub runs. Never ask them to paste the key here.",
+			saved.Name, saved.KeyEnv, saved.Name, saved.KeyEnv), nil
+	}
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{keyRequest: &mcp.ElicitParams{
+		Message: fmt.Sprintf("hub: the API key for profile %q (%s, stored as %s in hub's env file, mode 0600)", saved.Name, saved.Provider, saved.KeyEnv),
+		RequestedSchema: map[string]any{"type": "object", "required": []string{"key"}, "properties": map[string]any{
+			"key": map[string]any{"type": "string", "title": "API key", "description": "kept in hub's env file; never shown to the model"}}},
+	}}}, nil
+}
+
+// canElicit says whether the client declared elicitation.
+func canElicit(req *mcp.CallToolRequest) bool {
+	ip := req.Session.InitializeParams()
+	return ip != nil && ip.Capabilities != nil && ip.Capabilities.Elicitation != nil
+}
+
+func profilesText(o *profilesOut) string {
+	var b strings.Builder
+	for _, p := range o.Profiles {
+		def := ""
+		if p.Default {
+			def = " (default)"
+		}
+		fmt.Fprintf(&b, "%s%s: %s %s, key %s\n", p.Name, def, p.Provider, p.Model, p.Key)
+	}
+	for _, st := range o.Status {
+		ok := "usable"
+		if !st.Usable {
+			ok = "NOT usable"
+		}
+		fmt.Fprintf(&b, "%s %s: %s\n", st.Profile.Name, ok, st.Detail)
+	}
+	if o.Default == "" {
+		b.WriteString("no default profile: builtin jobs must pass profile\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

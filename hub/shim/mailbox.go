@@ -1,0 +1,41 @@
+package shim
+
+import (
+	"context"
+	"time"
+
+	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+// mailbox is the job's mailbox for an engine running inside the shim: the
+// same paths an exec worker takes through `hub ask` and `hub progress`.
+type mailbox struct{ s *shim }
+
+var _ engine.Mailbox = mailbox{}
+
+func (m mailbox) Ask(ctx context.Context, p protocol.AskParams) (*protocol.AskResult, error) {
+	return m.s.ask(ctx, p)
+}
+
+func (m mailbox) Progress(ctx context.Context, note string) ([]string, error) {
+	r, err := m.s.progress(ctx, protocol.ProgressParams{Note: note})
+	if err != nil {
+		return nil, err
+	}
+	return r.Steer, nil
+}
+
+// Spent records the run's cost so far: a cost event and the job's live cost.
+func (m mailbox) Spent(ctx context.Context, micros int64, c protocol.CostEvent) {
+	s := m.s
+	s.touch()
+	now := time.Now().UTC()
+	cur, err := s.st.ReportCost(ctx, s.job.ID, micros, c, now)
+	if err != nil {
+		s.o.Log.Warn().Err(err).Msg("record cost")
+		return
+	}
+	s.journalLine(cur, now, protocol.EventCost, "", c)
+	s.poke()
+}
