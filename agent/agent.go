@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"time"
@@ -107,6 +108,9 @@ type Config struct {
 	Grade bool
 	// Roles offers the implementer, tester and reviewer sub-loops (write jobs).
 	Roles bool
+	// Transcript, if set, gets a line per model answer, tool call and tool
+	// result, shortened: the job's worker log. Writes are serialised.
+	Transcript io.Writer
 }
 
 // Result is how a run ended.
@@ -144,6 +148,18 @@ func Run(ctx context.Context, cfg Config) Result {
 type runner struct {
 	cfg   Config
 	meter *meter
+
+	transcriptMu sync.Mutex
+}
+
+// note writes one transcript line for loop.
+func (r *runner) note(loop, format string, args ...any) {
+	if r.cfg.Transcript == nil {
+		return
+	}
+	r.transcriptMu.Lock()
+	defer r.transcriptMu.Unlock()
+	fmt.Fprintf(r.cfg.Transcript, "[%s] %s\n", loop, fmt.Sprintf(format, args...))
 }
 
 // meter adds up what the calls cost and guards the budget.

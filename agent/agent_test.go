@@ -214,9 +214,17 @@ func TestParallelToolCallsRoundTrip(t *testing.T) {
 			r := newRig(t, rigOpts{wire: wire, files: map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"}},
 				calls(call("read_file", `{"path":"a.txt"}`), call("read_file", `{"path":"b.txt"}`)),
 				final("read both"))
-			res := r.run(r.config())
+			var log strings.Builder
+			cfg := r.config()
+			cfg.Transcript = &log
+			res := r.run(cfg)
 			if res.Stop != agent.StopDone || res.Summary != "read both" || res.Turns != 2 {
 				t.Fatalf("result %+v", res)
+			}
+			for _, want := range []string{`[lead] → read_file {"path":"a.txt"}`, "[lead] ← read_file:", "[lead] read both"} {
+				if !strings.Contains(log.String(), want) {
+					t.Errorf("transcript lacks %q:\n%s", want, log.String())
+				}
 			}
 			got := r.results(1)
 			if len(got) != 2 || !strings.Contains(got[0].Content, "alpha") || !strings.Contains(got[1].Content, "beta") {

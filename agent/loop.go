@@ -76,6 +76,10 @@ func (r *runner) loop(ctx context.Context, spec loopSpec) loopEnd {
 		}
 		if strings.TrimSpace(rep.Text) != "" {
 			lastText = rep.Text
+			r.note(spec.name, "%s", oneLine(rep.Text, 2000))
+		}
+		for _, tc := range rep.ToolCalls {
+			r.note(spec.name, "→ %s %s", tc.FunctionCall.Name, oneLine(tc.FunctionCall.Arguments, 300))
 		}
 		ai := llms.MessageContent{Role: llms.ChatMessageTypeAI}
 		if strings.TrimSpace(rep.Text) != "" {
@@ -120,6 +124,7 @@ func (r *runner) loop(ctx context.Context, spec loopSpec) loopEnd {
 			}
 		}
 		for i, tc := range rep.ToolCalls {
+			r.note(spec.name, "← %s: %s", tc.FunctionCall.Name, oneLine(results[i], 200))
 			msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{
 				llms.ToolCallResponse{ToolCallID: tc.ID, Name: tc.FunctionCall.Name, Content: results[i]}}})
 		}

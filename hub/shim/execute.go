@@ -199,7 +199,7 @@ loop:
 		case o.Signal != "":
 			end.state, end.err = protocol.StateFailed, "the worker was killed by "+o.Signal
 		case o.ExitCode != 0 && o.Failure != "":
-			end.state, end.err = protocol.StateFailed, "the worker stopped: "+o.Failure
+			end.state, end.err = protocol.StateFailed, "the worker stopped: "+s.red.String(o.Failure)
 		case o.ExitCode != 0:
 			end.state, end.err = protocol.StateFailed, fmt.Sprintf("the worker exited with code %d", o.ExitCode)
 		default:

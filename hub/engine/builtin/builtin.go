@@ -31,6 +31,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/redact"
 	"github.com/hub-agents/hub/rubric"
 )
 
@@ -67,7 +68,7 @@ func (*Engine) Capabilities() protocol.EngineCapabilities {
 func (e *Engine) Probe(ctx context.Context) engine.Availability {
 	p, err := e.profiles().Get("")
 	if errors.Is(err, profile.ErrNoDefault) {
-		return engine.Availability{Available: true, Version: "no default profile: jobs must name one (hub profile set NAME --provider … --model …)"}
+		return engine.Availability{Available: true, Version: "no default profile: jobs name one"}
 	}
 	if err != nil {
 		return engine.Availability{Reason: err.Error()}
@@ -117,7 +118,8 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 	if err != nil {
 		return nil, err
 	}
-	r := &run{started: time.Now(), done: make(chan struct{}), profile: p}
+	// The key can come back inside a provider's error message; it goes no further.
+	r := &run{started: time.Now(), done: make(chan struct{}), profile: p, red: redact.New(key)}
 	client, cleanup, err := e.client(p, key, spec.Params.Model)
 	if err != nil {
 		return nil, err
@@ -144,6 +146,7 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 		DefinitionOfDone: spec.Params.DefinitionOfDone, Verify: spec.Params.Verify,
 		MaxTurns: maxTurns, BudgetMicros: spec.MaxMicros, Revisions: eff.revisions,
 		Roles: write, Grade: write && strings.TrimSpace(spec.Params.DefinitionOfDone) != "" && p.Provider != profile.Scripted,
+		Transcript: spec.Output,
 	}
 	if spec.Mailbox != nil {
 		cfg.Mailbox = &mailbox{mb: spec.Mailbox, job: spec.JobID}
@@ -306,6 +309,7 @@ type run struct {
 	cleanup func()
 	done    chan struct{}
 	res     agent.Result
+	red     *redact.Redactor
 
 	waitOnce sync.Once
 }
@@ -332,7 +336,7 @@ func (r *run) Wait() engine.Outcome {
 		_ = r.ws.Close()
 	})
 	res := r.res
-	o := engine.Outcome{Summary: res.Summary, CostMicros: res.Spend.Micros, CostKnown: res.Spend.Known,
+	o := engine.Outcome{Summary: r.red.String(res.Summary), CostMicros: res.Spend.Micros, CostKnown: res.Spend.Known,
 		Tokens: res.Spend.Tokens, Calls: res.Spend.Calls, Models: res.Models, Model: res.Spend.Model,
 		Duration: time.Since(r.started), Command: r.command}
 	if o.Model == "" {
@@ -347,7 +351,7 @@ func (r *run) Wait() engine.Outcome {
 		o.ExitCode = 1
 		o.Failure = string(res.Stop)
 		if res.Err != nil {
-			o.Failure = res.Err.Error()
+			o.Failure = r.red.String(res.Err.Error())
 		}
 	}
 	if res.Rubric != nil {
