@@ -3,8 +3,9 @@
 // job's spec into the loop's configuration, gives the loop the job's
 // mailbox, the worktree's tools and a view of what the worktree holds for
 // the rubric, and turns the loop's end into an engine outcome. It reads
-// keys only to hand them to the model client: never to the worker's shell,
-// never to a log.
+// keys only to hand them to the model client: never into the worker's
+// environment, never to a log. (At isolation worktree the worker's shell runs
+// as the user and can read the user's files; that is what the level says.)
 package builtin
 
 import (
@@ -17,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -125,6 +127,7 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 		return nil, err
 	}
 	r.cleanup = cleanup
+	r.model = &trackedModel{Client: client}
 	ws, err := tool.New(spec.Dir, &tool.Options{Env: spec.Env})
 	if err != nil {
 		cleanup()
@@ -141,7 +144,7 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 	}
 	write := spec.Params.Kind != protocol.KindRead
 	cfg := agent.Config{
-		Model: client, Workspace: ws, Log: e.o.Log.With().Str("engine", Name).Logger(),
+		Model: r.model, Workspace: ws, Log: e.o.Log.With().Str("engine", Name).Logger(),
 		Task: spec.Params.Task, Files: spec.Params.Files, Write: write,
 		DefinitionOfDone: spec.Params.DefinitionOfDone, Verify: spec.Params.Verify,
 		MaxTurns: maxTurns, BudgetMicros: spec.MaxMicros, Revisions: eff.revisions,
@@ -299,8 +302,22 @@ func (m *mailbox) Spent(ctx context.Context, s agent.Spend) {
 	m.mb.Spent(ctx, s.Micros, protocol.CostEvent{USD: float64(s.Micros) / 1e6, Known: s.Known, Tokens: s.Tokens, Calls: s.Calls, Model: s.Model})
 }
 
+// trackedModel counts the model calls in flight: a run waiting on its model
+// is busy, not stalled (each attempt is bounded by the retry's own timeout).
+type trackedModel struct {
+	*model.Client
+	inflight atomic.Int32
+}
+
+func (m *trackedModel) Generate(ctx context.Context, c model.Call) (*model.Reply, error) {
+	m.inflight.Add(1)
+	defer m.inflight.Add(-1)
+	return m.Client.Generate(ctx, c)
+}
+
 // run is one loop in flight.
 type run struct {
+	model   *trackedModel
 	profile profile.Profile
 	command string
 	started time.Time
@@ -318,8 +335,9 @@ type run struct {
 // own, which the tools stop.
 func (r *run) PGID() int { return 0 }
 
-// Heartbeat is true while a shell command runs within its own timeout.
-func (r *run) Heartbeat() bool { return r.ws.Busy() }
+// Heartbeat is true while a shell command runs within its own timeout, or
+// while the loop waits on a model call.
+func (r *run) Heartbeat() bool { return r.ws.Busy() || r.model.inflight.Load() > 0 }
 
 func (r *run) Stop(grace time.Duration) {
 	r.cancel()
