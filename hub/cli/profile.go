@@ -36,7 +36,7 @@ func newProfileSetCmd(ios *IO) *cobra.Command {
 Providers: openai (any OpenAI-compatible endpoint: OpenAI, gateways, vLLM, LM Studio; set --base-url),
 anthropic, ollama (a local Ollama through its /v1 endpoint; no key), scripted (plays a script file).
 The key is read from the environment variable --key-env (default OPENAI_API_KEY or ANTHROPIC_API_KEY),
-or from hub's env file; --key-stdin stores it there (mode 0600). Keys never reach a worker's shell.`,
+or from hub's env file; --key-stdin stores it there (mode 0600). Keys are never put in a worker's environment.`,
 		Args: exactArgs(1, "a profile name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.p.Name = args[0]

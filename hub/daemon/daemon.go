@@ -133,6 +133,12 @@ func (s *Server) recover(ctx context.Context) {
 		return
 	}
 	for _, j := range jobs {
+		// A daemon killed between admitting a job and spawning its shim may
+		// not have made the job's folder yet: make it, so the lock can tell.
+		if err := os.MkdirAll(s.o.Paths.JobDir(j.ID), 0o700); err != nil {
+			s.o.Log.Error().Err(err).Str("job", j.ID).Msg("recover: job folder")
+			continue
+		}
 		lock := flock.New(s.o.Paths.ShimLock(j.ID))
 		ok, err := lock.TryLock()
 		if err != nil {

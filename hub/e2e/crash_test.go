@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -128,4 +129,50 @@ func checkLedger(t *testing.T, w *world) {
 	for _, b := range bad {
 		t.Errorf("ledger invariant: %s", b)
 	}
+}
+
+// TestDaemonDiedBeforeSpawn: a daemon killed after it admitted a job but
+// before it made the job's folder or spawned its shim. The next daemon
+// starts the job on its reservation and slot, instead of leaving it
+// preparing for ever (CI caught this: the recovery took the missing folder
+// for a lock error and passed the job by).
+func TestDaemonDiedBeforeSpawn(t *testing.T) {
+	w := newWorld(t)
+	ctx := deadline(t, 60*time.Second)
+	repo := sampleRepo(t, "repo")
+	base := hubtest.Git(t, repo, "rev-parse", "HEAD")
+	zero := 0.0
+	spec, _ := json.Marshal(protocol.StartParams{Task: "t", Repo: repo, Base: "HEAD", Kind: protocol.KindWrite, Engine: "exec",
+		Exec: "echo admitted > admitted.txt", Verify: "test -f admitted.txt", Isolation: protocol.IsolationWorktree, MaxUSD: &zero,
+		TimeoutS: 60, VerifyTimeoutS: 60, AskTimeoutS: 60, StallTimeoutS: 60})
+	if err := w.paths.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(w.paths.DB())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const id = "adm1tted"
+	now := time.Now().UTC()
+	if err := st.CreateJob(ctx, &store.Job{ID: id, Kind: protocol.KindWrite, Engine: "exec", Isolation: protocol.IsolationWorktree,
+		Repo: repo, BaseRef: "HEAD", BaseSHA: base, Branch: "hub/" + id, Task: "t", Spec: spec}, now); err != nil {
+		t.Fatal(err)
+	}
+	if adm, err := st.Admit(ctx, id, store.Limits{MaxRunning: 4, MonthlyCap: 100_000_000}, now); err != nil || !adm.Admitted {
+		t.Fatalf("admit: %+v %v", adm, err)
+	}
+	st.Close()
+	if _, err := os.Stat(w.paths.JobDir(id)); !os.IsNotExist(err) {
+		t.Fatalf("the job's folder exists before any daemon ran: %v", err)
+	}
+
+	c := w.connect(ctx) // a daemon starts and recovers
+	wr := call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{id}, TimeoutS: 30})
+	if !wr.Done || wr.Jobs[0].State != protocol.StateSucceeded {
+		t.Fatalf("the admitted job did not run: %+v", wr)
+	}
+	if got := hubtest.Git(t, repo, "show", "hub/"+id+":admitted.txt"); got != "admitted" {
+		t.Errorf("admitted.txt on the branch: %q", got)
+	}
+	checkLedger(t, w)
 }
