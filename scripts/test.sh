@@ -18,6 +18,12 @@ apt_install() {
 need git || apt_install git
 need go || { echo "test: Go 1.26 or newer is needed (https://go.dev/dl)" >&2; exit 1; }
 
+need node && need npm || apt_install nodejs npm
+# The real agent CLIs (Claude Code, Codex, OpenCode, the MCP Inspector) at
+# pinned versions, for the tests that run them against the scripted model.
+HUB_TEST_AGENTS="$(./scripts/agents.sh)"
+export HUB_TEST_AGENTS
+
 go mod download
 go vet ./...
 # -p 2: this suite spawns real daemons, shims and git; keep the machine responsive.

@@ -224,10 +224,14 @@ func writeResponses(w http.ResponseWriter, out *reply, stream bool) error {
 	}
 	callItem := func(i int, status, args string) map[string]any {
 		c := t.ToolCalls[i]
-		return map[string]any{
+		item := map[string]any{
 			"type": "function_call", "id": fmt.Sprintf("fc_scripted_%d_%d", out.id, i+1), "status": status,
 			"call_id": c.ID, "name": c.Name, "arguments": args,
 		}
+		if c.Namespace != "" {
+			item["namespace"] = c.Namespace
+		}
+		return item
 	}
 	var output []any
 	if t.Text != "" {

@@ -28,10 +28,13 @@ type Request struct {
 	System string
 	// Messages is the history, normalised: see Message.
 	Messages  []Message
-	Tools     []string        // names of the tools offered, in order
-	MaxTokens int             // the output token limit asked for; 0 when none
-	Body      json.RawMessage // the body as received
-	Header    http.Header     // the headers as received (credentials included)
+	Tools     []string // names of the tools offered, in order
+	MaxTokens int      // the output token limit asked for; 0 when none
+	// Namespaces maps the name of each tool offered inside a namespace (the
+	// Responses wire) to that namespace; a call must name it.
+	Namespaces map[string]string
+	Body       json.RawMessage // the body as received
+	Header     http.Header     // the headers as received (credentials included)
 }
 
 // A Message is one entry of a normalised history. Role is "user",
@@ -257,6 +260,7 @@ type responsesTool struct {
 
 type responsesItem struct {
 	Type      string          `json:"type"`
+	Namespace string          `json:"namespace"` // function_call of a namespaced tool
 	Role      string          `json:"role"`
 	Content   json.RawMessage `json:"content"`
 	CallID    string          `json:"call_id"`
@@ -283,12 +287,30 @@ func toolNames(tools []responsesTool) []string {
 	return names
 }
 
+// namespaces maps each namespaced tool's name to its namespace.
+func namespaces(tools []responsesTool) map[string]string {
+	var m map[string]string
+	for _, t := range tools {
+		if t.Type != "namespace" {
+			continue
+		}
+		for _, in := range t.Tools {
+			if m == nil {
+				m = map[string]string{}
+			}
+			m[in.Name] = t.Name
+		}
+	}
+	return m
+}
+
 func parseResponses(body []byte) (r Request, err error) {
 	var rr responsesRequest
 	if err := json.Unmarshal(body, &rr); err != nil {
 		return r, err
 	}
-	r = Request{Wire: WireResponses, Model: rr.Model, Stream: rr.Stream, MaxTokens: rr.MaxOutputTokens, Tools: toolNames(rr.Tools)}
+	r = Request{Wire: WireResponses, Model: rr.Model, Stream: rr.Stream, MaxTokens: rr.MaxOutputTokens, Tools: toolNames(rr.Tools),
+		Namespaces: namespaces(rr.Tools)}
 	var h history
 	instructions, _, err := parseContent(rr.Instructions)
 	if err != nil {
@@ -327,7 +349,7 @@ func parseResponses(body []byte) (r Request, err error) {
 				return r, fmt.Errorf("input[%d]: unsupported role %q", i, it.Role)
 			}
 		case "function_call":
-			h.add(Message{Role: "assistant", ToolCalls: []ToolCall{{ID: it.CallID, Name: it.Name, Args: rawArgs(it.Arguments)}}})
+			h.add(Message{Role: "assistant", ToolCalls: []ToolCall{{ID: it.CallID, Name: it.Name, Namespace: it.Namespace, Args: rawArgs(it.Arguments)}}})
 		case "custom_tool_call":
 			input, _ := json.Marshal(it.Input) // a string always marshals
 			h.add(Message{Role: "assistant", ToolCalls: []ToolCall{{ID: it.CallID, Name: it.Name, Args: input}}})

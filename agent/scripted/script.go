@@ -45,6 +45,10 @@ type ToolCall struct {
 	ID string `json:"id,omitempty"`
 	// Name is the tool's name.
 	Name string `json:"name"`
+	// Namespace, on the Responses wire, is the namespace the tool was
+	// offered in (Codex offers MCP tools as namespace "mcp__<server>" and
+	// runs a call only when it names it).
+	Namespace string `json:"namespace,omitempty"`
 	// Args are the call's arguments: in a script, a JSON object (empty
 	// means {}); in a request, what the client sent back (a JSON string
 	// when what it sent was not JSON, as for free-form tools).

@@ -30,10 +30,11 @@ type Server struct {
 	logf func(format string, args ...any)
 	done chan struct{} // closed by Close: ends the waits of delayed turns
 
-	mu       sync.Mutex
-	scripts  map[string]*playback
-	requests []Request
-	seq      int // numbers response and tool call ids
+	mu         sync.Mutex
+	scripts    map[string]*playback
+	responders map[string]Responder
+	requests   []Request
+	seq        int // numbers response and tool call ids
 
 	hmu      sync.Mutex // guards stopping and the Adds of handlers
 	stopping bool
@@ -82,6 +83,26 @@ func (s *Server) SetScript(model string, sc *Script) error {
 	defer s.mu.Unlock()
 	s.scripts[model] = &playback{turns: turns}
 	return nil
+}
+
+// A Responder answers a request from what the request holds (its history,
+// its tools) instead of from a fixed order of turns: agent CLIs make
+// requests a script cannot foresee (a title to generate, a tool search). It
+// returns the turn to play, or false to answer that no turn is left. It is
+// called with the server's lock not held, possibly from several goroutines
+// at once, and must not change the request.
+type Responder func(req *Request) (Turn, bool)
+
+// SetResponder sets f to answer requests whose "model" field is model (""
+// for every model without a responder or script of its own). A responder
+// is asked before the model's script.
+func (s *Server) SetResponder(model string, f Responder) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.responders == nil {
+		s.responders = map[string]Responder{}
+	}
+	s.responders[model] = f
 }
 
 // Remaining returns how many turns of the script set for model ("" for the
@@ -321,6 +342,17 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, wire string)
 // take records req and hands it the next turn of its script, with tool call
 // ids filled in, and the number for the reply's ids.
 func (s *Server) take(req *Request) (Turn, int, error) {
+	if f, id := s.responder(req); f != nil {
+		t, ok := f(req)
+		if !ok {
+			return Turn{}, 0, fmt.Errorf("scripted model: the responder for model %q has no answer for this request", req.Model)
+		}
+		if err := t.validate(); err != nil {
+			return Turn{}, 0, fmt.Errorf("scripted model: the responder for model %q answered an invalid turn: %w", req.Model, err)
+		}
+		s.logf("scripted: %s model %q: responder turn %d", req.Wire, req.Model, id)
+		return withIDs(t, id, req.Wire), id, nil
+	}
 	t, id, played, total, err := s.next(req)
 	if err == nil { // logged outside the lock: Logf may call back into s
 		s.logf("scripted: %s model %q: turn %d of %d", req.Wire, req.Model, played, total)
@@ -352,8 +384,30 @@ func (s *Server) next(req *Request) (t Turn, id, played, total int, err error) {
 	p.played++
 	s.seq++
 	id = s.seq
+	return withIDs(t, id, req.Wire), id, p.played, len(p.turns), nil
+}
+
+// responder returns the responder for req, with the request recorded and
+// numbered, or nil when its model is played from a script.
+func (s *Server) responder(req *Request) (Responder, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.responders[req.Model]
+	if f == nil && s.scripts[req.Model] == nil {
+		f = s.responders[""]
+	}
+	if f == nil {
+		return nil, 0
+	}
+	s.requests = append(s.requests, *req)
+	s.seq++
+	return f, s.seq
+}
+
+// withIDs fills in the tool call ids a turn left empty, in the wire's style.
+func withIDs(t Turn, id int, wire string) Turn {
 	prefix := "call_"
-	if req.Wire == WireMessages {
+	if wire == WireMessages {
 		prefix = "toolu_"
 	}
 	calls := make([]ToolCall, len(t.ToolCalls))
@@ -364,7 +418,7 @@ func (s *Server) next(req *Request) (t Turn, id, played, total int, err error) {
 		calls[i] = c
 	}
 	t.ToolCalls = calls
-	return t, id, p.played, len(p.turns), nil
+	return t
 }
 
 func (s *Server) serveCountTokens(w http.ResponseWriter, r *http.Request) {

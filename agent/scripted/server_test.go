@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -473,5 +474,69 @@ func waitFor(t *testing.T, ch chan struct{}, what string) {
 	case <-ch:
 	case <-time.After(time.Minute):
 		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// TestResponder: a responder answers from the request itself, ahead of the
+// model's script, on every wire; false answers "no turn" as a 500.
+func TestResponder(t *testing.T) {
+	s := startServer(t, map[string]*Script{"scripted": {Turns: []Turn{{Text: "from the script"}}}})
+	s.SetResponder("", func(r *Request) (Turn, bool) {
+		last := r.Messages[len(r.Messages)-1].Text
+		if last == "nothing" {
+			return Turn{}, false
+		}
+		return Turn{Text: "echo: " + last}, true
+	})
+	for _, wire := range []string{WireChat, WireResponses, WireMessages} {
+		got, err := decode(wire, true, post(t.Context(), t, s.URL()+wirePaths[wire], userBody(wire, "any", true, "hi "+wire)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Text != "echo: hi "+wire {
+			t.Errorf("%s: got %q", wire, got.Text)
+		}
+	}
+	got, err := decode(WireChat, false, post(t.Context(), t, s.URL()+wirePaths[WireChat], userBody(WireChat, "scripted", false, "hi")))
+	if err != nil || got.Text != "from the script" {
+		t.Errorf("a model with a script of its own: %q, %v", got.Text, err)
+	}
+	resp := post(t.Context(), t, s.URL()+wirePaths[WireChat], userBody(WireChat, "any", false, "nothing"))
+	if _, msg := errorBody(t, resp); resp.StatusCode != 500 || !strings.Contains(msg, "has no answer") {
+		t.Errorf("no answer: %d %q", resp.StatusCode, msg)
+	}
+	if n := len(s.Requests()); n != 5 {
+		t.Errorf("%d requests logged, want 5", n)
+	}
+	s.SetResponder("bad", func(*Request) (Turn, bool) { return Turn{}, true })
+	resp = post(t.Context(), t, s.URL()+wirePaths[WireChat], userBody(WireChat, "bad", false, "x"))
+	if _, msg := errorBody(t, resp); !strings.Contains(msg, "invalid turn") {
+		t.Errorf("an empty turn: %q", msg)
+	}
+}
+
+// TestNamespacedCalls: on the Responses wire, tools offered in a namespace
+// (as Codex offers MCP tools) are reported with it, and a call carries it.
+func TestNamespacedCalls(t *testing.T) {
+	s := startServer(t, nil)
+	s.SetResponder("", func(r *Request) (Turn, bool) {
+		return Turn{ToolCalls: []ToolCall{{Name: "echo", Namespace: r.Namespaces["echo"], Args: json.RawMessage(`{"text":"x"}`)}}}, true
+	})
+	body := `{"model":"m","stream":true,"input":[{"role":"user","content":"go"}],"tools":[{"type":"function","name":"shell"},` +
+		`{"type":"namespace","name":"mcp__hub","tools":[{"type":"function","name":"echo"}]}]}`
+	resp := post(t.Context(), t, s.URL()+"/v1/responses", body)
+	raw, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(raw), `"namespace":"mcp__hub"`) || !strings.Contains(string(raw), `"name":"echo"`) {
+		t.Errorf("the call lacks its namespace:\n%s", raw)
+	}
+	req := s.Requests()[0]
+	if req.Namespaces["echo"] != "mcp__hub" || req.Namespaces["shell"] != "" {
+		t.Errorf("namespaces %v", req.Namespaces)
+	}
+	hist := `{"model":"m","input":[{"type":"function_call","call_id":"c1","name":"echo","namespace":"mcp__hub","arguments":"{}"},` +
+		`{"type":"function_call_output","call_id":"c1","output":"done"}]}`
+	post(t.Context(), t, s.URL()+"/v1/responses", hist)
+	if c := s.Requests()[1].Messages[0].ToolCalls[0]; c.Namespace != "mcp__hub" {
+		t.Errorf("history call %+v", c)
 	}
 }

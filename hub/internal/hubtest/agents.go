@@ -1,0 +1,40 @@
+package hubtest
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// agentPins are the agent CLIs the tests run, at the versions
+// scripts/agents.sh installs: the command, and its npm package@version.
+var agentPins = map[string]string{
+	"claude":        "@anthropic-ai/claude-code@2.1.328",
+	"codex":         "@openai/codex@0.169.0",
+	"opencode":      "opencode-ai@1.18.33",
+	"mcp-inspector": "@modelcontextprotocol/inspector@2.12.0",
+}
+
+// AgentCLI returns the path of an installed agent CLI (claude, codex,
+// opencode, mcp-inspector) from the folder scripts/agents.sh installs into,
+// named by HUB_TEST_AGENTS. A missing one fails the test, with the command
+// that installs it: these tests prove hub against the real programs, and a
+// skip would hide that they did not run.
+func AgentCLI(t testing.TB, name string) string {
+	t.Helper()
+	pkg, ok := agentPins[name]
+	if !ok {
+		t.Fatalf("hubtest: no pinned agent CLI %q", name)
+	}
+	dir := os.Getenv("HUB_TEST_AGENTS")
+	if dir == "" {
+		t.Fatalf("HUB_TEST_AGENTS is not set: run the tests with `make test` (it installs the agent CLIs), "+
+			"or export HUB_TEST_AGENTS=$(./scripts/agents.sh)")
+	}
+	p := filepath.Join(dir, strings.NewReplacer("/", "_", "@", "_").Replace(pkg), "node_modules", ".bin", name)
+	if fi, err := os.Stat(p); err != nil || fi.IsDir() {
+		t.Fatalf("%s (%s) is not installed in %s: run ./scripts/agents.sh", name, pkg, dir)
+	}
+	return p
+}
