@@ -28,6 +28,7 @@ import (
 	"github.com/hub-agents/hub/hub/daemon"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/engine/builtin"
+	"github.com/hub-agents/hub/hub/engine/claude"
 	"github.com/hub-agents/hub/hub/engine/execengine"
 	"github.com/hub-agents/hub/hub/mcpserver"
 	"github.com/hub-agents/hub/hub/protocol"
@@ -37,7 +38,9 @@ import (
 
 // engines is every engine this build of hub has.
 func engines(log zerolog.Logger) *engine.Registry {
-	return engine.NewRegistry(builtin.New(builtin.Options{ConfigDir: config.ConfigDir(), Log: log}), execengine.New())
+	dir := config.ConfigDir()
+	return engine.NewRegistry(builtin.New(builtin.Options{ConfigDir: dir, Log: log}), execengine.New(),
+		claude.New(claude.Options{ConfigDir: dir}))
 }
 
 // logger writes to stderr (never stdout: stdio protocols live there) and,

@@ -2,12 +2,18 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
+	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
 	"github.com/spf13/cobra"
 
+	"github.com/hub-agents/hub/hub/mcpserver"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
 )
@@ -101,4 +107,79 @@ func readAll(r io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("input is larger than 16 MiB")
 	}
 	return b, nil
+}
+
+func newWorkerMCPCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:    "worker-mcp",
+		Short:  "Inside a job: the MCP server an agent CLI worker asks its supervisor through (stdio)",
+		Hidden: true,
+		Args:   exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sock, id := os.Getenv("HUB_SOCKET"), os.Getenv("HUB_JOB")
+			if sock == "" || id == "" {
+				return &usageError{fmt.Errorf("HUB_SOCKET and HUB_JOB are not set: this command runs inside a hub job")}
+			}
+			sh := &shimLine{sock: sock}
+			defer sh.Close()
+			srv := mcpserver.NewWorker(sh, id, mcpserver.Options{Version: Version,
+				Logger: slog.New(zerolog.NewSlogHandler(logger(ios.ErrOut, "", "worker-mcp")))})
+			err := srv.Run(cmd.Context(), &mcp.StdioTransport{})
+			if cmd.Context().Err() != nil {
+				return nil
+			}
+			return err
+		},
+	}
+}
+
+// shimLine is a connection to the job's shim that dials again after a loss.
+type shimLine struct {
+	sock string
+	mu   sync.Mutex
+	c    *rpc.Conn
+}
+
+func (s *shimLine) conn(ctx context.Context) (*rpc.Conn, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.c != nil {
+		select {
+		case <-s.c.DisconnectNotify():
+			s.c = nil
+		default:
+			return s.c, nil
+		}
+	}
+	nc, err := rpc.Dial(ctx, s.sock)
+	if err != nil {
+		return nil, err
+	}
+	s.c = rpc.NewConn(context.Background(), nc, nil, nil)
+	return s.c, nil
+}
+
+func (s *shimLine) Call(ctx context.Context, method string, params, result any) error {
+	c, err := s.conn(ctx)
+	if err != nil {
+		return err
+	}
+	err = c.Call(ctx, method, params, result)
+	if errors.Is(err, rpc.ErrNotSent) {
+		c.Close()
+		if c, err = s.conn(ctx); err != nil {
+			return err
+		}
+		return c.Call(ctx, method, params, result)
+	}
+	return err
+}
+
+func (s *shimLine) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.c != nil {
+		return s.c.Close()
+	}
+	return nil
 }

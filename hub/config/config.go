@@ -82,6 +82,10 @@ func (p Paths) ShimSocket(id string) string { return filepath.Join(p.JobDir(id),
 func (p Paths) ShimLock(id string) string   { return filepath.Join(p.JobDir(id), "shim.lock") }
 func (p Paths) ShimLog(id string) string    { return filepath.Join(p.JobDir(id), "shim.log") }
 func (p Paths) WorkerLog(id string) string  { return filepath.Join(p.JobDir(id), "worker.log") }
+
+// EngineHome is the job's private folder for its engine's own files (an
+// agent CLI's config home).
+func (p Paths) EngineHome(id string) string { return filepath.Join(p.JobDir(id), "engine") }
 func (p Paths) Worktree(id string) string   { return filepath.Join(p.WorktreesDir(), id) }
 func (p Paths) VerifyTree(id string) string {
 	return filepath.Join(p.WorktreesDir(), id+".verify")

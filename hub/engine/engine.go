@@ -44,6 +44,9 @@ type Mailbox interface {
 	Ask(ctx context.Context, p protocol.AskParams) (*protocol.AskResult, error)
 	// Progress records a note ("" records nothing) and returns queued steering.
 	Progress(ctx context.Context, note string) ([]string, error)
+	// Note records what the hub saw the worker do, as progress, and leaves
+	// queued steering where it is (for the worker's own next call to take).
+	Note(ctx context.Context, note string)
 	// Spent records the run's cost so far, micros in micro-dollars.
 	Spent(ctx context.Context, micros int64, c protocol.CostEvent)
 }
@@ -59,6 +62,12 @@ type Spec struct {
 	MaxMicros int64
 	// Mailbox reaches the supervisor (engines in the shim use it; others ignore it).
 	Mailbox Mailbox
+	// Scratch is a private folder of the job's, for the engine's own files
+	// (an agent CLI's config home); it exists and is empty at Start.
+	Scratch string
+	// HubBinary is the hub binary, for engines that hand a worker a hub
+	// command (the worker MCP server).
+	HubBinary string
 	// Env is the environment for the worker, already built by the shim.
 	Env []string
 	// Output receives the worker's stdout and stderr, interleaved.
@@ -99,6 +108,9 @@ type Outcome struct {
 	// Failure says in words why a run that exited non-zero stopped
 	// ("budget: …", "max_turns: …"); the job's error uses it.
 	Failure string
+	// Observed are commands the hub saw the worker run (an agent CLI's shell
+	// commands, read from its event stream).
+	Observed []protocol.ObservedCommand
 	// Judgements are a model grader's verdicts on the definition of done's
 	// judgement criteria, for the hub's own grade (mechanical criteria
 	// are the hub's alone).

@@ -123,8 +123,16 @@ func (s *shim) run(ctx context.Context) ending {
 	}
 	env := workerEnv(s.o.HubBinary,
 		"HUB_JOB="+j.ID, "HUB_SOCKET="+s.o.Paths.ShimSocket(j.ID), "HUB_TASK="+j.Task)
+	scratch := s.o.Paths.EngineHome(j.ID)
+	err = os.RemoveAll(scratch)
+	if err == nil {
+		err = os.MkdirAll(scratch, 0o700)
+	}
+	if err != nil {
+		return ending{state: protocol.StateFailed, err: "cannot make the engine's folder: " + err.Error(), outcome: notRun}
+	}
 	r, err := s.eng.Start(ctx, engine.Spec{JobID: j.ID, Dir: s.dir, BaseSHA: j.BaseSHA, Params: s.params, MaxMicros: j.MaxMicros,
-		Env: env, Output: &activityWriter{w: out, s: s}, Mailbox: mailbox{s}})
+		Env: env, Output: &activityWriter{w: out, s: s}, Mailbox: mailbox{s}, Scratch: scratch, HubBinary: s.o.HubBinary})
 	if err != nil {
 		return ending{state: protocol.StateFailed, err: "the engine did not start: " + err.Error(), outcome: notRun}
 	}
@@ -190,6 +198,7 @@ loop:
 	if o.Signal == "" && o.Err == nil {
 		oc.ExitCode = &code
 	}
+	s.observed = append(s.observed, o.Observed...)
 	s.observed = append(s.observed, oc)
 	s.record(ctx, protocol.EventCommand, "worker exited", oc)
 	if end.state == "" {

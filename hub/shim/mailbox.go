@@ -39,3 +39,18 @@ func (m mailbox) Spent(ctx context.Context, micros int64, c protocol.CostEvent) 
 	s.journalLine(cur, now, protocol.EventCost, "", c)
 	s.poke()
 }
+
+// Note records a progress note without taking the job's queued steering,
+// which waits for the worker's own next call.
+func (m mailbox) Note(ctx context.Context, note string) {
+	s := m.s
+	note = s.red.String(note)
+	if note == "" {
+		return
+	}
+	s.touch()
+	s.claimedMu.Lock()
+	s.claimed = append(s.claimed, note)
+	s.claimedMu.Unlock()
+	s.record(ctx, protocol.EventProgress, note, nil)
+}

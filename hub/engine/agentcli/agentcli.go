@@ -1,0 +1,438 @@
+// Package agentcli runs an agent CLI (Claude Code, Codex, OpenCode) headless
+// as a job's worker: in the job's worktree, in a process group of its own,
+// with a config home of its own (so nothing leaks between workers or into
+// the user's setup), and with hub's worker MCP server as its line to the
+// supervisor. It reads the CLI's JSON event stream through the CLI's parser
+// into what the hub observes (commands, tool calls), what the worker says
+// (its notes and final text), tokens and cost; an event it does not know is
+// kept in the worker log and is never fatal. When steering is queued and the
+// CLI ended without taking it, the session is resumed with it.
+//
+// The engines claude, codex and opencode are thin on top: how to invoke,
+// how to write the config home, how to read the stream. This package must
+// never let a run outlive Stop, nor report a cost it did not read or price.
+package agentcli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hub-agents/hub/agent/model"
+	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+// Events is what a CLI's parser reports while it reads the stream. The
+// methods are called from one goroutine at a time.
+type Events interface {
+	// Session names the CLI's session, for a resume.
+	Session(id string)
+	// Said is text the worker wrote (claimed, shown as progress).
+	Said(text string)
+	// Tool is a tool call the hub saw the CLI make.
+	Tool(name, input string)
+	// Command is a shell command the CLI ran, with its exit code when known.
+	Command(cmd string, exitCode *int)
+	// Usage adds the tokens of one model call.
+	Usage(u model.Usage)
+	// Cost is the CLI's own total for the run so far, in dollars; once
+	// reported it replaces hub's pricing of the tokens.
+	Cost(usd float64)
+	// Final is the CLI's final answer.
+	Final(text string)
+	// Failed is an error the CLI reported as ending its run.
+	Failed(msg string)
+}
+
+// Parser reads one line of a CLI's stream. It returns false for a line it
+// does not know (kept in the worker log); it must not fail on bad input.
+type Parser func(line []byte, ev Events) (known bool)
+
+// Invocation is how to run one CLI for one job.
+type Invocation struct {
+	Path string
+	Args []string
+	Env  []string
+	// Parse reads the stream.
+	Parse Parser
+	// Resume returns the arguments that continue session with prompt, or
+	// nil when the CLI cannot resume.
+	Resume func(session, prompt string) []string
+	// Model is what the CLI was told to use, for pricing its tokens.
+	Model string
+	// Price prices the tokens when the CLI reports no cost of its own
+	// (nil, or false: the cost is unknown).
+	Price func(model string) (model.Price, bool)
+	// Describe is what the hub records as the command it ran (no keys).
+	Describe string
+}
+
+// maxResumes bounds how often a run is resumed to deliver steering.
+const maxResumes = 3
+
+// maxLine bounds one line of a stream; the rest of a longer line is dropped.
+const maxLine = 16 << 20
+
+// Start runs inv for spec and returns once the CLI is started.
+func Start(ctx context.Context, spec engine.Spec, inv Invocation) (engine.Run, error) {
+	r := &run{spec: spec, inv: inv, started: time.Now(), done: make(chan struct{}), stop: make(chan struct{})}
+	r.rec = &recorder{run: r, ctx: context.WithoutCancel(ctx)}
+	exited, err := r.launch(inv.Args)
+	if err != nil {
+		return nil, err
+	}
+	go r.supervise(ctx, exited)
+	return r, nil
+}
+
+type run struct {
+	spec    engine.Spec
+	inv     Invocation
+	started time.Time
+	done    chan struct{}
+	rec     *recorder
+
+	procMu sync.Mutex
+	cmd    *exec.Cmd
+	pgid   int
+
+	stopOnce sync.Once
+	stop     chan struct{}
+
+	outcome engine.Outcome
+}
+
+// launch starts one process of the run and returns a channel that gets its
+// exit, once its output is read.
+func (r *run) launch(args []string) (<-chan error, error) {
+	cmd := exec.Command(r.inv.Path, args...)
+	cmd.Dir, cmd.Env = r.spec.Dir, r.inv.Env
+	cmd.Stdin = nil // /dev/null: Claude Code waits on an open stdin
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	var errOut io.Writer = io.Discard
+	if r.spec.Output != nil {
+		errOut = r.spec.Output
+	}
+	cmd.Stderr = errOut
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", r.inv.Describe, err)
+	}
+	r.procMu.Lock()
+	r.cmd, r.pgid = cmd, cmd.Process.Pid
+	r.procMu.Unlock()
+	exited := make(chan error, 1)
+	go func() {
+		r.read(stdout)
+		exited <- cmd.Wait()
+	}()
+	return exited, nil
+}
+
+// read hands every line of the stream to the parser.
+func (r *run) read(stdout io.Reader) {
+	br := bufio.NewReaderSize(stdout, 64<<10)
+	for {
+		line, err := readLine(br)
+		if len(bytes.TrimSpace(line)) > 0 {
+			r.rec.line(line)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readLine reads one line, keeping at most maxLine bytes of it.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) <= maxLine {
+			line = append(line, chunk...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return line, err
+	}
+}
+
+// supervise waits for the CLI, resumes it with steering it never took,
+// and settles the outcome.
+func (r *run) supervise(ctx context.Context, exited <-chan error) {
+	defer close(r.done)
+	var err error
+	for resumes := 0; ; resumes++ {
+		err = <-exited
+		if r.stopping() || err != nil || resumes >= maxResumes || r.inv.Resume == nil || r.spec.Mailbox == nil {
+			break
+		}
+		session := r.rec.session()
+		if session == "" {
+			break
+		}
+		steers, perr := r.spec.Mailbox.Progress(context.WithoutCancel(ctx), "")
+		if perr != nil || len(steers) == 0 {
+			break
+		}
+		args := r.inv.Resume(session, resumePrompt(steers))
+		if args == nil {
+			break
+		}
+		r.rec.note(fmt.Sprintf("resuming session %s with steering from the supervisor", session))
+		if exited, err = r.launch(args); err != nil {
+			break
+		}
+	}
+	r.outcome = r.rec.outcome(err)
+}
+
+func resumePrompt(steers []string) string {
+	var b strings.Builder
+	for _, s := range steers {
+		b.WriteString("STEERING from your supervisor (this overrides earlier guidance):\n")
+		b.WriteString(strings.TrimSpace(s))
+		b.WriteString("\n\n")
+	}
+	b.WriteString("Go on with the task with this in mind, then end with your summary as before.")
+	return b.String()
+}
+
+func (r *run) stopping() bool {
+	select {
+	case <-r.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+func (r *run) PGID() int {
+	r.procMu.Lock()
+	defer r.procMu.Unlock()
+	return r.pgid
+}
+
+// Heartbeat is false: a CLI's output is its sign of life.
+func (r *run) Heartbeat() bool { return false }
+
+func (r *run) Wait() engine.Outcome {
+	<-r.done
+	return r.outcome
+}
+
+// Stop ends the CLI and everything it started: SIGTERM to its process
+// group, SIGKILL after grace. No resume follows.
+func (r *run) Stop(grace time.Duration) {
+	r.stopOnce.Do(func() { close(r.stop) })
+	pgid := r.PGID()
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-r.done:
+	case <-time.After(grace):
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	<-r.done
+}
+
+// recorder collects what the stream said, and reports it as it comes.
+type recorder struct {
+	run *run
+	ctx context.Context
+
+	mu        sync.Mutex
+	sessionID string
+	final     string
+	failure   string
+	usage     model.Usage
+	calls     int
+	cliCost   *float64
+	tools     int
+	commands  []protocol.ObservedCommand
+	lastSaid  string
+}
+
+func (rc *recorder) line(b []byte) {
+	if !rc.run.inv.Parse(b, rc) {
+		rc.log("[event] " + oneLine(string(b), 400))
+	}
+}
+
+func (rc *recorder) log(s string) {
+	if w := rc.run.spec.Output; w != nil {
+		fmt.Fprintln(w, s)
+	}
+}
+
+func (rc *recorder) note(s string) {
+	rc.log("[hub] " + s)
+	if mb := rc.run.spec.Mailbox; mb != nil {
+		mb.Note(rc.ctx, s)
+	}
+}
+
+func (rc *recorder) session() string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return rc.sessionID
+}
+
+func (rc *recorder) Session(id string) {
+	rc.mu.Lock()
+	rc.sessionID = id
+	rc.mu.Unlock()
+}
+
+func (rc *recorder) Said(text string) {
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return
+	}
+	rc.log("[worker] " + oneLine(text, 2000))
+	note := oneLine(text, 200)
+	rc.mu.Lock()
+	same := note == rc.lastSaid
+	rc.lastSaid = note
+	rc.mu.Unlock()
+	if !same && rc.run.spec.Mailbox != nil {
+		rc.run.spec.Mailbox.Note(rc.ctx, note)
+	}
+}
+
+func (rc *recorder) Tool(name, input string) {
+	rc.mu.Lock()
+	rc.tools++
+	rc.mu.Unlock()
+	rc.log("[tool] " + name + " " + oneLine(input, 300))
+}
+
+func (rc *recorder) Command(cmd string, exitCode *int) {
+	rc.mu.Lock()
+	rc.commands = append(rc.commands, protocol.ObservedCommand{Command: oneLine(cmd, 500), Role: "worker command", ExitCode: exitCode})
+	rc.mu.Unlock()
+	code := "?"
+	if exitCode != nil {
+		code = fmt.Sprint(*exitCode)
+	}
+	rc.log("[command] exit " + code + ": " + oneLine(cmd, 300))
+}
+
+func (rc *recorder) Usage(u model.Usage) {
+	rc.mu.Lock()
+	rc.usage = rc.usage.Add(u)
+	rc.calls++
+	rc.mu.Unlock()
+	rc.spent()
+}
+
+func (rc *recorder) Cost(usd float64) {
+	rc.mu.Lock()
+	rc.cliCost = &usd
+	rc.mu.Unlock()
+	rc.spent()
+}
+
+func (rc *recorder) Final(text string) {
+	rc.mu.Lock()
+	rc.final = strings.TrimSpace(text)
+	rc.mu.Unlock()
+	rc.log("[final] " + oneLine(text, 2000))
+}
+
+func (rc *recorder) Failed(msg string) {
+	rc.mu.Lock()
+	if rc.failure == "" {
+		rc.failure = strings.TrimSpace(msg)
+	}
+	rc.mu.Unlock()
+	rc.log("[failed] " + oneLine(msg, 1000))
+}
+
+// cost is what the run has cost so far: the CLI's own figure when it
+// gives one, else its tokens priced; known false when neither is possible.
+func (rc *recorder) cost() (micros int64, known bool) {
+	if rc.cliCost != nil {
+		return int64(*rc.cliCost*1e6 + 0.5), true
+	}
+	if rc.run.inv.Price == nil {
+		return 0, rc.calls == 0
+	}
+	p, ok := rc.run.inv.Price(rc.run.inv.Model)
+	if !ok {
+		return 0, rc.calls == 0
+	}
+	return p.Cost(rc.usage), true
+}
+
+// spent reports the cost so far to the mailbox.
+func (rc *recorder) spent() {
+	mb := rc.run.spec.Mailbox
+	if mb == nil {
+		return
+	}
+	rc.mu.Lock()
+	micros, known := rc.cost()
+	ev := protocol.CostEvent{USD: float64(micros) / 1e6, Known: known, Tokens: int64(rc.usage.Total()), Calls: rc.calls, Model: rc.run.inv.Model}
+	rc.mu.Unlock()
+	mb.Spent(rc.ctx, micros, ev)
+}
+
+// outcome settles the run from the last process's exit and the stream.
+func (rc *recorder) outcome(waitErr error) engine.Outcome {
+	r := rc.run
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	micros, known := rc.cost()
+	o := engine.Outcome{ExitCode: -1, Summary: rc.final, Model: r.inv.Model, CostMicros: micros, CostKnown: known,
+		Tokens: int64(rc.usage.Total()), Calls: rc.calls, Duration: time.Since(r.started), Command: r.inv.Describe}
+	if r.inv.Model != "" && rc.calls > 0 {
+		o.Models = []string{r.inv.Model}
+	}
+	o.Observed = append(o.Observed, rc.commands...)
+	r.procMu.Lock()
+	cmd := r.cmd
+	r.procMu.Unlock()
+	if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
+		switch {
+		case st.Exited():
+			o.ExitCode = st.ExitStatus()
+		case st.Signaled():
+			o.Signal = st.Signal().String()
+		}
+	}
+	var ee *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &ee) {
+		o.Err = waitErr
+	}
+	switch {
+	case rc.failure != "" && o.ExitCode == 0:
+		// The CLI said its run failed but exited 0 (Claude Code does): the run failed.
+		o.ExitCode, o.Failure = 1, rc.failure
+	case rc.failure != "":
+		o.Failure = rc.failure
+	case o.ExitCode == 0 && rc.final == "" && o.Signal == "":
+		o.ExitCode, o.Failure = 1, "the CLI exited without a final answer (its stream ended early)"
+	}
+	return o
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,210 @@
+package agentcli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hub-agents/hub/agent/model"
+	"github.com/hub-agents/hub/agent/profile"
+	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+// Profile resolves the job's model profile (named, or the default) and its
+// key, and checks the provider is one the CLI can speak.
+func Profile(configDir, name string, providers ...string) (profile.Profile, string, error) {
+	st := profile.Store{Dir: configDir}
+	p, err := st.Get(name)
+	if errors.Is(err, profile.ErrNoDefault) {
+		return p, "", errors.New("no profile named and no default profile set; pass profile (hub profile list shows them)")
+	}
+	if err != nil {
+		return p, "", err
+	}
+	ok := false
+	for _, pr := range providers {
+		ok = ok || p.Provider == pr
+	}
+	if !ok {
+		return p, "", fmt.Errorf("profile %s is a %s profile; this engine speaks to %s endpoints: pick a profile with one of those providers",
+			p.Name, p.Provider, strings.Join(providers, " or "))
+	}
+	key, _, err := st.Key(p)
+	if err != nil {
+		return p, "", err
+	}
+	return p, key, nil
+}
+
+// BaseURL is the profile's endpoint, its provider's default when unset.
+func BaseURL(p profile.Profile) string {
+	if p.BaseURL != "" {
+		return strings.TrimRight(p.BaseURL, "/")
+	}
+	return model.DefaultBaseURL[p.Provider]
+}
+
+// Pricer prices a CLI's tokens with hub's table (and the user's overrides
+// in configDir); a local provider costs nothing.
+func Pricer(configDir string, p profile.Profile) func(string) (model.Price, bool) {
+	tab, err := model.Prices(filepath.Join(configDir, "prices.json"))
+	return func(m string) (model.Price, bool) {
+		if p.Provider == profile.Ollama {
+			return model.Price{}, true
+		}
+		if err != nil {
+			return model.Price{}, false
+		}
+		return tab.Lookup(m)
+	}
+}
+
+// Find locates a CLI: the path in envVar when set, else name on PATH.
+func Find(name, envVar string) (string, error) {
+	if p := os.Getenv(envVar); p != "" {
+		if fi, err := os.Stat(p); err != nil || fi.IsDir() {
+			return "", fmt.Errorf("%s=%s is not a program", envVar, p)
+		}
+		return p, nil
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s is not on PATH", name)
+	}
+	return p, nil
+}
+
+// Version runs `path --version` with a throwaway HOME (a CLI writes its
+// state into HOME even for that) and returns its first line.
+func Version(ctx context.Context, path string) (string, error) {
+	home, err := os.MkdirTemp("", "hub-probe-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(home)
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=dumb", "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "CODEX_HOME=" + filepath.Join(home, ".codex")}
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("%s --version: %v", path, err)
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return line, nil
+}
+
+// Home makes the CLI's private home inside the job's scratch folder and
+// returns the environment for it: the job's worker environment with HOME
+// and the XDG folders moved there, a git identity kept (a private HOME has
+// no ~/.gitconfig), and extra appended.
+func Home(spec engine.Spec, extra ...string) (home string, env []string, err error) {
+	home = filepath.Join(spec.Scratch, "home")
+	for _, d := range []string{home, filepath.Join(home, ".config"), filepath.Join(home, ".local", "share"), filepath.Join(home, ".cache"), filepath.Join(home, "tmp")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return "", nil, err
+		}
+	}
+	drop := map[string]bool{"HOME": true, "XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true, "XDG_CACHE_HOME": true, "TMPDIR": true}
+	have := map[string]bool{}
+	for _, kv := range spec.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		if drop[k] {
+			continue
+		}
+		have[k] = true
+		env = append(env, kv)
+	}
+	env = append(env, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"TMPDIR="+filepath.Join(home, "tmp"), "TERM=dumb", "NO_COLOR=1")
+	name, email := gitIdentity(spec.Dir)
+	for k, v := range map[string]string{"GIT_AUTHOR_NAME": name, "GIT_COMMITTER_NAME": name, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_EMAIL": email} {
+		if !have[k] && v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return home, append(env, extra...), nil
+}
+
+// gitIdentity is the user's git name and email as the worktree sees them.
+func gitIdentity(dir string) (name, email string) {
+	get := func(key string) string {
+		cmd := exec.Command("git", "config", "--get", key)
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		if err != nil {
+			return ""
+		}
+		return strings.TrimSpace(string(out))
+	}
+	name, email = get("user.name"), get("user.email")
+	if name == "" {
+		name = "hub worker"
+	}
+	if email == "" {
+		email = "worker@hub.localhost"
+	}
+	return name, email
+}
+
+// WorkerMCP is how a CLI starts hub's worker MCP server for the job.
+type WorkerMCP struct {
+	Command string
+	Args    []string
+	Env     map[string]string
+}
+
+// Worker returns the worker MCP server's command for spec.
+func Worker(spec engine.Spec) WorkerMCP {
+	env := map[string]string{}
+	for _, kv := range spec.Env {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "HUB_JOB" || k == "HUB_SOCKET" {
+			env[k] = v
+		}
+	}
+	return WorkerMCP{Command: spec.HubBinary, Args: []string{"worker-mcp"}, Env: env}
+}
+
+// ToolTimeout is how long a CLI must let a call to the worker MCP server
+// run: a question waits up to the job's ask timeout for its reply.
+func ToolTimeout(spec engine.Spec) time.Duration {
+	return time.Duration(spec.Params.AskTimeoutS+60) * time.Second
+}
+
+// Prompt is the task as a CLI worker gets it: the task, what the caller
+// said about it, and how to reach the supervisor.
+func Prompt(spec engine.Spec, toolPrefix string) string {
+	p := spec.Params
+	var b strings.Builder
+	if p.Kind == protocol.KindRead {
+		b.WriteString("Answer this question about the code here. Do not change any file.\n\n")
+	} else {
+		b.WriteString("You are working one bounded task in this git worktree for a supervisor. Finish it completely, check it, then stop.\n\n")
+	}
+	b.WriteString("Task:\n")
+	b.WriteString(strings.TrimSpace(p.Task))
+	b.WriteString("\n")
+	if len(p.Files) > 0 {
+		fmt.Fprintf(&b, "\nLook first at: %s\n", strings.Join(p.Files, ", "))
+	}
+	if dod := strings.TrimSpace(p.DefinitionOfDone); dod != "" {
+		fmt.Fprintf(&b, "\nDefinition of done (you will be graded against it):\n%s\n", dod)
+	}
+	if p.Verify != "" {
+		fmt.Fprintf(&b, "\nThe check that must pass on your result: `%s` (run it yourself before you finish).\n", p.Verify)
+	}
+	fmt.Fprintf(&b, "\nYour supervisor is reachable through the hub tools: %sreport_progress at milestones (one short line; it also brings new direction), "+
+		"%sask_supervisor when a decision is not yours to make, %sreport_blocker when you cannot go on. "+
+		"Text marked STEERING comes from the supervisor and overrides earlier guidance.\n", toolPrefix, toolPrefix, toolPrefix)
+	b.WriteString("\nWhen you are done, end with a short summary: what you did, the files you changed, how you checked it, anything left open.\n")
+	return b.String()
+}

@@ -1,0 +1,272 @@
+// Package claude is the claude engine: Claude Code run headless as a job's
+// worker (`claude -p … --output-format stream-json`), on the Anthropic
+// endpoint, model and key of the job's profile, with a config home of its
+// own and hub's worker MCP server as its line to the supervisor. It must
+// never read or write the user's own Claude Code setup.
+package claude
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/hub-agents/hub/agent/model"
+	"github.com/hub-agents/hub/agent/profile"
+	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/engine/agentcli"
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+// Name is the engine's name.
+const Name = "claude"
+
+// PathEnv overrides where the claude binary is.
+const PathEnv = "HUB_CLAUDE"
+
+// Options configure the engine.
+type Options struct {
+	// ConfigDir holds hub's profiles, env and prices (required).
+	ConfigDir string
+}
+
+// Engine is the claude engine. It is safe for concurrent use.
+type Engine struct{ o Options }
+
+// New returns the engine.
+func New(o Options) *Engine { return &Engine{o: o} }
+
+func (*Engine) Name() string { return Name }
+
+func (*Engine) Capabilities() protocol.EngineCapabilities {
+	return protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree}, ReadOnly: true, Pays: "api"}
+}
+
+func (e *Engine) Probe(ctx context.Context) engine.Availability {
+	path, err := agentcli.Find("claude", PathEnv)
+	if err != nil {
+		return engine.Availability{Reason: err.Error() + "; install it with npm install -g @anthropic-ai/claude-code"}
+	}
+	v, err := agentcli.Version(ctx, path)
+	if err != nil {
+		return engine.Availability{Reason: err.Error()}
+	}
+	return engine.Availability{Available: true, Version: v}
+}
+
+func (e *Engine) Check(spec protocol.StartParams) error {
+	if spec.Exec != "" {
+		return fmt.Errorf("exec is for the exec engine; the claude engine takes a task (drop exec, or pick engine exec)")
+	}
+	if _, err := agentcli.Find("claude", PathEnv); err != nil {
+		return fmt.Errorf("%v; install Claude Code (npm install -g @anthropic-ai/claude-code) or pick another engine", err)
+	}
+	_, _, err := agentcli.Profile(e.o.ConfigDir, spec.Profile, profile.Anthropic)
+	return err
+}
+
+// tools a write job may use without asking; a read job gets the readers only.
+var (
+	writeTools = []string{"Bash", "Edit", "MultiEdit", "Write", "Read", "Glob", "Grep", "LS", "TodoWrite", "NotebookEdit", "mcp__hub"}
+	readTools  = []string{"Read", "Glob", "Grep", "LS", "mcp__hub"}
+)
+
+func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error) {
+	path, err := agentcli.Find("claude", PathEnv)
+	if err != nil {
+		return nil, err
+	}
+	p, key, err := agentcli.Profile(e.o.ConfigDir, spec.Params.Profile, profile.Anthropic)
+	if err != nil {
+		return nil, err
+	}
+	m := p.Model
+	if spec.Params.Model != "" {
+		m = spec.Params.Model
+	}
+	// Claude Code adds /v1/messages to its base URL; profiles keep the /v1.
+	base := strings.TrimSuffix(agentcli.BaseURL(p), "/v1")
+	timeout := agentcli.ToolTimeout(spec)
+	home, env, err := agentcli.Home(spec,
+		"ANTHROPIC_BASE_URL="+base, "ANTHROPIC_API_KEY="+key,
+		"CLAUDE_CONFIG_DIR="+filepath.Join(spec.Scratch, "home", ".claude"),
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", // no telemetry, no update checks: only the model endpoint
+		"ENABLE_TOOL_SEARCH=false",                   // hub's tools up front, not behind a search
+		"MCP_TOOL_TIMEOUT="+strconv.FormatInt(timeout.Milliseconds(), 10),
+		"CLAUDE_CODE_MAX_RETRIES=4")
+	if err != nil {
+		return nil, err
+	}
+	w := agentcli.Worker(spec)
+	mcpConfig := filepath.Join(home, "hub-mcp.json")
+	b, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"hub": map[string]any{
+		"type": "stdio", "command": w.Command, "args": w.Args, "env": w.Env}}}, "", "  ")
+	if err := os.WriteFile(mcpConfig, b, 0o600); err != nil {
+		return nil, err
+	}
+	tools := writeTools
+	if spec.Params.Kind == protocol.KindRead {
+		tools = readTools
+	}
+	flags := []string{"--output-format", "stream-json", "--verbose", "--model", m,
+		"--mcp-config", mcpConfig, "--strict-mcp-config",
+		"--permission-mode", "acceptEdits", "--allowedTools", strings.Join(tools, ",")}
+	if spec.Params.Kind == protocol.KindRead {
+		flags = append(flags, "--disallowedTools", "Bash,Edit,MultiEdit,Write,NotebookEdit")
+	}
+	if spec.Params.MaxTurns > 0 {
+		flags = append(flags, "--max-turns", strconv.Itoa(spec.Params.MaxTurns))
+	}
+	inv := agentcli.Invocation{
+		Path:  path,
+		Args:  append([]string{"-p", agentcli.Prompt(spec, "mcp__hub__")}, flags...),
+		Env:   env,
+		Parse: newParser(),
+		Resume: func(session, prompt string) []string {
+			return append([]string{"-p", prompt, "--resume", session}, flags...)
+		},
+		Model:    m,
+		Price:    agentcli.Pricer(e.o.ConfigDir, p),
+		Describe: fmt.Sprintf("claude -p (Claude Code, profile %s, model %s)", p.Name, m),
+	}
+	return agentcli.Start(ctx, spec, inv)
+}
+
+// parser reads Claude Code's stream-json: system/init, assistant and user
+// messages, and the closing result.
+type parser struct {
+	seen  map[string]bool   // message ids whose usage was counted
+	bash  map[string]string // tool_use id → command
+	usage bool              // per-message usage was seen
+}
+
+func newParser() agentcli.Parser {
+	p := &parser{seen: map[string]bool{}, bash: map[string]string{}}
+	return p.parse
+}
+
+type event struct {
+	Type         string          `json:"type"`
+	Subtype      string          `json:"subtype"`
+	SessionID    string          `json:"session_id"`
+	Message      json.RawMessage `json:"message"`
+	Result       string          `json:"result"`
+	IsError      bool            `json:"is_error"`
+	TotalCostUSD *float64        `json:"total_cost_usd"`
+	Usage        *usage          `json:"usage"`
+	Denials      []struct {
+		ToolName string `json:"tool_name"`
+	} `json:"permission_denials"`
+	Errors []string `json:"errors"`
+}
+
+type usage struct {
+	Input         int `json:"input_tokens"`
+	Output        int `json:"output_tokens"`
+	CacheRead     int `json:"cache_read_input_tokens"`
+	CacheCreation int `json:"cache_creation_input_tokens"`
+}
+
+func (u usage) model() model.Usage {
+	return model.Usage{Input: u.Input + u.CacheRead + u.CacheCreation, Output: u.Output, CachedInput: u.CacheRead}
+}
+
+type message struct {
+	ID      string    `json:"id"`
+	Content []content `json:"content"`
+	Usage   *usage    `json:"usage"`
+}
+
+type content struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	IsError   bool            `json:"is_error"`
+}
+
+func (p *parser) parse(line []byte, ev agentcli.Events) bool {
+	var e event
+	if json.Unmarshal(line, &e) != nil {
+		return false
+	}
+	if e.SessionID != "" {
+		ev.Session(e.SessionID)
+	}
+	switch e.Type {
+	case "system":
+		return e.Subtype == "init" || e.Subtype == "api_retry"
+	case "assistant":
+		var m message
+		if json.Unmarshal(e.Message, &m) != nil {
+			return false
+		}
+		for _, c := range m.Content {
+			switch c.Type {
+			case "text":
+				ev.Said(c.Text)
+			case "tool_use":
+				ev.Tool(c.Name, string(c.Input))
+				if c.Name == "Bash" {
+					var in struct{ Command string }
+					_ = json.Unmarshal(c.Input, &in)
+					p.bash[c.ID] = in.Command
+				}
+			}
+		}
+		// Each content block of one answer may come as its own event with
+		// the answer's usage repeated: count an answer once.
+		if m.Usage != nil && (m.ID == "" || !p.seen[m.ID]) {
+			p.seen[m.ID] = true
+			p.usage = true
+			ev.Usage(m.Usage.model())
+		}
+		return true
+	case "user":
+		var m message
+		if json.Unmarshal(e.Message, &m) != nil {
+			return false
+		}
+		for _, c := range m.Content {
+			if cmd, ok := p.bash[c.ToolUseID]; ok && c.Type == "tool_result" {
+				delete(p.bash, c.ToolUseID)
+				var code *int
+				if !c.IsError {
+					zero := 0
+					code = &zero
+				}
+				ev.Command(cmd, code)
+			}
+		}
+		return true
+	case "result":
+		if !p.usage && e.Usage != nil {
+			ev.Usage(e.Usage.model())
+		}
+		if e.TotalCostUSD != nil {
+			ev.Cost(*e.TotalCostUSD)
+		}
+		for _, d := range e.Denials {
+			ev.Said("Claude Code refused the tool " + d.ToolName + " (permission denied)")
+		}
+		if e.IsError || (e.Subtype != "" && e.Subtype != "success") {
+			msg := e.Subtype
+			if e.Result != "" {
+				msg += ": " + e.Result
+			}
+			if len(e.Errors) > 0 {
+				msg += ": " + strings.Join(e.Errors, "; ")
+			}
+			ev.Failed("Claude Code: " + msg)
+			return true
+		}
+		ev.Final(e.Result)
+		return true
+	}
+	return false
+}
