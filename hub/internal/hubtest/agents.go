@@ -29,7 +29,7 @@ func AgentCLI(t testing.TB, name string) string {
 	}
 	dir := os.Getenv("HUB_TEST_AGENTS")
 	if dir == "" {
-		t.Fatalf("HUB_TEST_AGENTS is not set: run the tests with `make test` (it installs the agent CLIs), "+
+		t.Fatalf("HUB_TEST_AGENTS is not set: run the tests with `make test` (it installs the agent CLIs), " +
 			"or export HUB_TEST_AGENTS=$(./scripts/agents.sh)")
 	}
 	p := filepath.Join(dir, strings.NewReplacer("/", "_", "@", "_").Replace(pkg), "node_modules", ".bin", name)
