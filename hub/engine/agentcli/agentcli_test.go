@@ -1,0 +1,287 @@
+package agentcli_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hub-agents/hub/agent/model"
+	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/engine/agentcli"
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+// The base is tested with a stand-in CLI: a shell script that prints a JSON
+// event stream, parsed by a small parser of the same shape as the real ones.
+
+type mailbox struct {
+	mu     sync.Mutex
+	steers []string
+	notes  []string
+	spent  []protocol.CostEvent
+}
+
+func (m *mailbox) Ask(context.Context, protocol.AskParams) (*protocol.AskResult, error) {
+	return &protocol.AskResult{TimedOut: true}, nil
+}
+
+func (m *mailbox) Progress(context.Context, string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := m.steers
+	m.steers = nil
+	return s, nil
+}
+
+func (m *mailbox) Note(_ context.Context, note string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.notes = append(m.notes, note)
+}
+
+func (m *mailbox) Spent(_ context.Context, _ int64, c protocol.CostEvent) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.spent = append(m.spent, c)
+}
+
+// parse reads {"t":"session|say|cmd|usage|cost|final|fail","v":…,"code":…}.
+func parse(line []byte, ev agentcli.Events) bool {
+	var e struct {
+		T    string
+		V    string
+		Code *int
+		In   int
+		Out  int
+		USD  float64
+	}
+	if json.Unmarshal(line, &e) != nil {
+		return false
+	}
+	switch e.T {
+	case "session":
+		ev.Session(e.V)
+	case "say":
+		ev.Said(e.V)
+	case "cmd":
+		ev.Command(e.V, e.Code)
+	case "usage":
+		ev.Usage(model.Usage{Input: e.In, Output: e.Out})
+	case "cost":
+		ev.Cost(e.USD)
+	case "final":
+		ev.Final(e.V)
+	case "fail":
+		ev.Failed(e.V)
+	default:
+		return false
+	}
+	return true
+}
+
+type logBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// run starts script as the CLI and waits for its outcome.
+func run(t *testing.T, script string, mb *mailbox, mod func(*agentcli.Invocation)) (engine.Outcome, string) {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "fake-cli")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var log logBuf
+	spec := engine.Spec{JobID: "j", Dir: dir, Output: &log, Mailbox: mb, Scratch: t.TempDir()}
+	inv := agentcli.Invocation{Path: path, Env: []string{"PATH=" + os.Getenv("PATH")}, Parse: parse, Model: "priced",
+		Price: func(string) (model.Price, bool) {
+			return model.Price{InputPerM: 1_000_000, OutputPerM: 2_000_000}, true
+		}, Describe: "fake-cli"}
+	if mod != nil {
+		mod(&inv)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	r, err := agentcli.Start(ctx, spec, inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Wait(), log.String()
+}
+
+func TestStreamRead(t *testing.T) {
+	mb := &mailbox{}
+	o, log := run(t, `
+echo '{"t":"session","v":"s1"}'
+echo '{"t":"say","v":"looking around"}'
+echo 'not json at all'
+echo '{"t":"mystery","v":"a new kind of event"}'
+echo '{"t":"cmd","v":"go test ./...","code":0}'
+echo '{"t":"usage","in":1000,"out":100}'
+echo '{"t":"usage","in":2000,"out":200}'
+echo 'a line on stderr' >&2
+echo '{"t":"final","v":"all done"}'
+`, mb, nil)
+	if o.ExitCode != 0 || o.Summary != "all done" || o.Failure != "" {
+		t.Fatalf("outcome %+v", o)
+	}
+	if !o.CostKnown || o.CostMicros != 3000+600 || o.Tokens != 3300 || o.Calls != 2 {
+		t.Errorf("cost %d known %v tokens %d calls %d", o.CostMicros, o.CostKnown, o.Tokens, o.Calls)
+	}
+	if len(o.Observed) != 1 || o.Observed[0].Command != "go test ./..." || *o.Observed[0].ExitCode != 0 {
+		t.Errorf("observed %+v", o.Observed)
+	}
+	for _, want := range []string{"[event] not json at all", `[event] {"t":"mystery"`, "a line on stderr", "[command] exit 0: go test ./..."} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log lacks %q:\n%s", want, log)
+		}
+	}
+	if len(mb.notes) != 1 || mb.notes[0] != "looking around" || len(mb.spent) != 2 || mb.spent[1].USD != 0.0036 {
+		t.Errorf("mailbox: notes %q, spent %+v", mb.notes, mb.spent)
+	}
+}
+
+func TestCLIsOwnCostWins(t *testing.T) {
+	o, _ := run(t, `
+echo '{"t":"usage","in":1000,"out":100}'
+echo '{"t":"cost","usd":0.0421}'
+echo '{"t":"final","v":"done"}'
+`, &mailbox{}, nil)
+	if !o.CostKnown || o.CostMicros != 42100 {
+		t.Errorf("cost %d known %v, want the CLI's $0.0421", o.CostMicros, o.CostKnown)
+	}
+}
+
+func TestUnpricedTokensAreUnknown(t *testing.T) {
+	o, _ := run(t, `
+echo '{"t":"usage","in":1000,"out":100}'
+echo '{"t":"final","v":"done"}'
+`, &mailbox{}, func(inv *agentcli.Invocation) {
+		inv.Price = func(string) (model.Price, bool) { return model.Price{}, false }
+	})
+	if o.CostKnown {
+		t.Errorf("an unpriced model's tokens gave a known cost: %+v", o)
+	}
+}
+
+func TestEndings(t *testing.T) {
+	for _, tc := range []struct {
+		name, script string
+		code         int
+		failure      string
+	}{
+		{"no final answer", `echo '{"t":"say","v":"working"}'`, 1, "without a final answer"},
+		{"reported failure, exit 0", `echo '{"t":"fail","v":"max turns"}'`, 1, "max turns"},
+		{"exit 3", `echo '{"t":"final","v":"x"}'; exit 3`, 3, ""},
+		{"killed", `kill -9 $$`, -1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, _ := run(t, tc.script, &mailbox{}, nil)
+			if o.ExitCode != tc.code || !strings.Contains(o.Failure, tc.failure) {
+				t.Errorf("outcome %+v", o)
+			}
+		})
+	}
+}
+
+// TestResumeWithSteering: steering the CLI never took is delivered by
+// resuming its session, with the steering as the prompt.
+func TestResumeWithSteering(t *testing.T) {
+	mb := &mailbox{steers: []string{"use tabs"}}
+	var resumed []string
+	o, log := run(t, `
+if [ "$1" = resume ]; then
+  echo '{"t":"final","v":"'"resumed $2 with: $(echo "$3" | head -2 | tail -1)"'"}'
+else
+  echo '{"t":"session","v":"s9"}'
+  echo '{"t":"final","v":"first pass"}'
+fi
+`, mb, func(inv *agentcli.Invocation) {
+		inv.Resume = func(session, prompt string) []string {
+			resumed = append(resumed, session)
+			return []string{"resume", session, prompt}
+		}
+	})
+	if len(resumed) != 1 || o.Summary != "resumed s9 with: use tabs" || o.ExitCode != 0 {
+		t.Fatalf("outcome %+v, resumed %v\n%s", o, resumed, log)
+	}
+	if !strings.Contains(log, "resuming session s9") {
+		t.Errorf("log:\n%s", log)
+	}
+}
+
+func TestStopKillsTheGroup(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	path := filepath.Join(dir, "fake-cli")
+	script := "#!/bin/sh\necho '{\"t\":\"session\",\"v\":\"s\"}'\nsleep 60 &\necho $! > " + pidFile + "\nwait\n"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mb := &mailbox{steers: []string{"never delivered"}}
+	inv := agentcli.Invocation{Path: path, Env: []string{"PATH=" + os.Getenv("PATH")}, Parse: parse,
+		Resume: func(string, string) []string { t.Error("a stopped run was resumed"); return nil }}
+	r, err := agentcli.Start(context.Background(), engine.Spec{Dir: dir, Mailbox: mb, Scratch: dir}, inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var pid int
+	for time.Now().Before(deadline) { // the child's pid file is the only sign it started
+		if b, err := os.ReadFile(pidFile); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			if _, err := fmtSscan(string(b), &pid); err == nil {
+				break
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if pid == 0 {
+		t.Fatal("the fake CLI's child never started")
+	}
+	t0 := time.Now()
+	r.Stop(time.Second)
+	o := r.Wait()
+	if time.Since(t0) > 5*time.Second || o.Signal == "" {
+		t.Errorf("stop took %s, outcome %+v", time.Since(t0), o)
+	}
+	if alive(pid) {
+		t.Errorf("the CLI's child %d outlived Stop", pid)
+	}
+}
+
+func fmtSscan(s string, pid *int) (int, error) { return fmt.Sscan(strings.TrimSpace(s), pid) }
+
+// alive reports whether pid is a live process (a zombie waiting for its
+// reaper is not).
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
