@@ -404,6 +404,9 @@ func newEnginesCmd(ios *IO) *cobra.Command {
 			}
 			for _, e := range res.Engines {
 				avail := "available"
+				if e.Version != "" {
+					avail += " (" + e.Version + ")"
+				}
 				if !e.Available {
 					avail = "unavailable: " + e.Reason
 				}
