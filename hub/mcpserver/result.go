@@ -47,9 +47,12 @@ func resultText(in resultIn, r *protocol.ResultResult) string {
 		parts = append(parts, sum)
 	}
 	if in.Evidence && r.Evidence != nil {
-		b, err := json.Marshal(r.Evidence)
-		if err == nil {
-			parts = append(parts, string(b))
+		// Keep < and > as they are ("test <test@localhost>"): the reader is a model, not a browser.
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r.Evidence); err == nil {
+			parts = append(parts, strings.TrimRight(b.String(), "\n"))
 		}
 	}
 	return strings.Join(parts, "\n")
