@@ -29,7 +29,9 @@ import (
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/engine/builtin"
 	"github.com/hub-agents/hub/hub/engine/claude"
+	"github.com/hub-agents/hub/hub/engine/codex"
 	"github.com/hub-agents/hub/hub/engine/execengine"
+	"github.com/hub-agents/hub/hub/engine/opencode"
 	"github.com/hub-agents/hub/hub/mcpserver"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
@@ -40,7 +42,8 @@ import (
 func engines(log zerolog.Logger) *engine.Registry {
 	dir := config.ConfigDir()
 	return engine.NewRegistry(builtin.New(builtin.Options{ConfigDir: dir, Log: log}), execengine.New(),
-		claude.New(claude.Options{ConfigDir: dir}))
+		claude.New(claude.Options{ConfigDir: dir}), codex.New(codex.Options{ConfigDir: dir}),
+		opencode.New(opencode.Options{ConfigDir: dir}))
 }
 
 // logger writes to stderr (never stdout: stdio protocols live there) and,

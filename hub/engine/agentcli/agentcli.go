@@ -67,6 +67,12 @@ type Invocation struct {
 	// Resume returns the arguments that continue session with prompt, or
 	// nil when the CLI cannot resume.
 	Resume func(session, prompt string) []string
+	// Stdin is the CLI's standard input ("": none, as /dev/null), for a CLI
+	// that takes its prompt there (OpenCode quotes a prompt argument).
+	Stdin string
+	// ResumeStdin sends a resume's prompt on standard input; Resume's
+	// arguments then leave it out.
+	ResumeStdin bool
 	// Model is what the CLI was told to use, for pricing its tokens.
 	Model string
 	// Price prices the tokens when the CLI reports no cost of its own
@@ -86,7 +92,7 @@ const maxLine = 16 << 20
 func Start(ctx context.Context, spec engine.Spec, inv Invocation) (engine.Run, error) {
 	r := &run{spec: spec, inv: inv, started: time.Now(), done: make(chan struct{}), stop: make(chan struct{})}
 	r.rec = &recorder{run: r, ctx: context.WithoutCancel(ctx)}
-	exited, err := r.launch(inv.Args)
+	exited, err := r.launch(inv.Args, inv.Stdin)
 	if err != nil {
 		return nil, err
 	}
@@ -113,10 +119,13 @@ type run struct {
 
 // launch starts one process of the run and returns a channel that gets its
 // exit, once its output is read.
-func (r *run) launch(args []string) (<-chan error, error) {
+func (r *run) launch(args []string, stdin string) (<-chan error, error) {
 	cmd := exec.Command(r.inv.Path, args...)
 	cmd.Dir, cmd.Env = r.spec.Dir, r.inv.Env
 	cmd.Stdin = nil // /dev/null: Claude Code waits on an open stdin
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -188,12 +197,16 @@ func (r *run) supervise(ctx context.Context, exited <-chan error) {
 		if perr != nil || len(steers) == 0 {
 			break
 		}
-		args := r.inv.Resume(session, resumePrompt(steers))
+		prompt, stdin := resumePrompt(steers), ""
+		args := r.inv.Resume(session, prompt)
 		if args == nil {
 			break
 		}
+		if r.inv.ResumeStdin {
+			stdin = prompt
+		}
 		r.rec.note(fmt.Sprintf("resuming session %s with steering from the supervisor", session))
-		if exited, err = r.launch(args); err != nil {
+		if exited, err = r.launch(args, stdin); err != nil {
 			break
 		}
 	}
