@@ -129,7 +129,7 @@ func NewRoot(ios *IO) *cobra.Command {
 		newReplyCmd(ios), newSteerCmd(ios), newStopCmd(ios), newCleanupCmd(ios), newJobsCmd(ios),
 		newEnginesCmd(ios), newWatchCmd(ios), newServeCmd(ios), newMCPCmd(ios), newShimCmd(ios),
 		newAskCmd(ios), newProgressCmd(ios), newStatuslineCmd(ios), newDemoCmd(ios), newVersionCmd(ios), newShutdownCmd(ios),
-		newProfileCmd(ios), newProviderCmd(ios), newWorkerMCPCmd(ios),
+		newProfileCmd(ios), newProviderCmd(ios), newWorkerMCPCmd(ios), newInstallCmd(ios), newUninstallCmd(ios), newDoctorCmd(ios),
 	)
 	return root
 }

@@ -1,0 +1,528 @@
+package install
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ProtocolVersion is the MCP version doctor's handshake asks for: the one
+// Codex sends, and one every client hub is tested with accepts.
+const ProtocolVersion = "2025-06-18"
+
+// SupervisorTools are the MCP tools a supervisor needs from hub; doctor
+// checks that the configured server offers each (a test keeps the list in
+// step with hub's MCP server).
+func SupervisorTools() []string {
+	return []string{"start", "start_many", "wait", "status", "result", "reply", "steer", "stop", "cleanup", "engines", "profiles"}
+}
+
+// Server is an MCP server on stdio, as a client starts it.
+type Server struct {
+	Command string
+	Args    []string
+	Env     []string // the whole environment, as for exec.Cmd
+}
+
+// Handshake is what a server said when asked.
+type Handshake struct {
+	ProtocolVersion string   `json:"protocol_version"`
+	ServerName      string   `json:"server_name"`
+	ServerVersion   string   `json:"server_version"`
+	Tools           []string `json:"tools"`
+}
+
+// Shake starts s, initializes an MCP session (ProtocolVersion) and lists
+// its tools, as a client does on start-up, then closes its stdin and waits
+// for it to exit. The context bounds the whole exchange.
+func Shake(ctx context.Context, s Server, clientVersion string) (*Handshake, error) {
+	cmd := exec.CommandContext(ctx, s.Command, s.Args...)
+	cmd.Env = s.Env
+	cmd.WaitDelay = 2 * time.Second
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	// Through an io.Pipe, Wait returns only once everything the server
+	// wrote has been read: no answer is lost to a server that exits.
+	pr, pw := io.Pipe()
+	cmd.Stdout = pw
+	stderr := &tail{max: 2000}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cannot start it: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		pw.Close()
+		close(exited)
+	}()
+	done := make(chan struct{})
+	var ok bool
+	defer func() {
+		// After a good handshake the server gets its stdin closed and a
+		// moment to exit, as a client leaving does; after a bad one it is
+		// killed.
+		close(done)
+		stdin.Close()
+		grace := 5 * time.Second
+		if !ok {
+			grace = 0
+		}
+		select {
+		case <-exited:
+		case <-time.After(grace):
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+	}()
+	msgs := make(chan rpcMessage)
+	readErr := make(chan error, 1)
+	go func() {
+		// Reads to the end, whatever happens, so the server never blocks
+		// on a full pipe.
+		r := bufio.NewReaderSize(pr, 1<<16)
+		for {
+			line, err := r.ReadBytes('\n')
+			if len(bytes.TrimSpace(line)) > 0 {
+				var m rpcMessage
+				if jerr := json.Unmarshal(line, &m); jerr != nil || m.JSONRPC != "2.0" {
+					select {
+					case readErr <- fmt.Errorf("it wrote something that is not JSON-RPC to stdout: %q", truncate(string(bytes.TrimSpace(line)), 200)):
+					default:
+					}
+				} else {
+					select {
+					case msgs <- m:
+					case <-done:
+					}
+				}
+			}
+			if err != nil {
+				select {
+				case readErr <- io.EOF:
+				default:
+				}
+				return
+			}
+		}
+	}()
+	send := func(v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		_, err = stdin.Write(append(b, '\n'))
+		return err
+	}
+	call := func(id int, method string, params any) (json.RawMessage, error) {
+		if err := send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
+			return nil, fmt.Errorf("%s: cannot write to it: %v%s", method, err, stderr.say())
+		}
+		for {
+			select {
+			case m := <-msgs:
+				switch {
+				case m.Method != "" && m.ID != nil: // a request to us: we offer nothing
+					_ = send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
+				case m.Method != "": // a notification
+				case string(m.ID) != fmt.Sprint(id):
+				case m.Error != nil:
+					return nil, fmt.Errorf("%s: error %d: %s", method, m.Error.Code, m.Error.Message)
+				default:
+					return m.Result, nil
+				}
+			case err := <-readErr:
+				if err == io.EOF {
+					<-exited
+					return nil, fmt.Errorf("%s: it exited without an answer%s", method, stderr.say())
+				}
+				return nil, fmt.Errorf("%s: %v", method, err)
+			case <-ctx.Done():
+				return nil, fmt.Errorf("%s: no answer in time%s", method, stderr.say())
+			}
+		}
+	}
+	raw, err := call(1, "initialize", map[string]any{
+		"protocolVersion": ProtocolVersion,
+		"capabilities":    map[string]any{},
+		"clientInfo":      map[string]any{"name": "hub-doctor", "version": clientVersion},
+	})
+	if err != nil {
+		return nil, err
+	}
+	var init struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		ServerInfo      struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"serverInfo"`
+	}
+	if err := json.Unmarshal(raw, &init); err != nil {
+		return nil, fmt.Errorf("initialize: a malformed answer: %v", err)
+	}
+	h := &Handshake{ProtocolVersion: init.ProtocolVersion, ServerName: init.ServerInfo.Name, ServerVersion: init.ServerInfo.Version}
+	if err := send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}); err != nil {
+		return nil, err
+	}
+	cursor := ""
+	for id := 2; ; id++ {
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		raw, err := call(id, "tools/list", params)
+		if err != nil {
+			return nil, err
+		}
+		var list struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return nil, fmt.Errorf("tools/list: a malformed answer: %v", err)
+		}
+		for _, t := range list.Tools {
+			h.Tools = append(h.Tools, t.Name)
+		}
+		if cursor = list.NextCursor; cursor == "" || id > 20 {
+			break
+		}
+	}
+	ok = true
+	return h, nil
+}
+
+type rpcMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error,omitempty"`
+}
+
+// tail keeps the last bytes written to it: a server's stderr, for an error.
+type tail struct {
+	max int
+	mu  sync.Mutex
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = t.b[len(t.b)-t.max:]
+	}
+	return len(p), nil
+}
+
+// say returns the tail as the end of an error message, or "".
+func (t *tail) say() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	s := strings.TrimSpace(string(t.b))
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return "; its stderr ends: " + strings.Join(lines, " | ")
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// Status is how one check went.
+type Status string
+
+const (
+	OK   Status = "ok"
+	Warn Status = "warn" // works, but not as install would leave it
+	Fail Status = "fail"
+)
+
+// Check is one thing doctor looked at.
+type Check struct {
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	Detail string `json:"detail"`
+	Fix    string `json:"fix,omitempty"` // the command that fixes it
+}
+
+// Report is what doctor found for one client.
+type Report struct {
+	Client string  `json:"client"`
+	Title  string  `json:"title"`
+	SetUp  bool    `json:"set_up"` // hub's entry is in the client's config
+	OK     bool    `json:"ok"`     // no check failed
+	Checks []Check `json:"checks"`
+}
+
+// DoctorOptions say what doctor checks against.
+type DoctorOptions struct {
+	Env     Env
+	Environ []string      // the environment the clients run in, as os.Environ
+	Want    Entry         // the entry install would write now
+	Version string        // this hub's version
+	Timeout time.Duration // for each program doctor runs; 0 means 30 s
+}
+
+// Diagnose checks one client: its program, hub's entry in its config, a
+// real MCP handshake with the server that entry starts (with the
+// environment the client would give it), and the delegation skill.
+func Diagnose(ctx context.Context, c Client, o DoctorOptions) Report {
+	if o.Timeout == 0 {
+		o.Timeout = 30 * time.Second
+	}
+	r := Report{Client: c.Name, Title: c.Title}
+	add := func(name string, st Status, fix, format string, args ...any) {
+		r.Checks = append(r.Checks, Check{Name: name, Status: st, Detail: fmt.Sprintf(format, args...), Fix: fix})
+	}
+	install := "hub install --client " + c.Name
+
+	if path, err := exec.LookPath(c.Command); err != nil {
+		add("program", Fail, "npm install -g "+c.Package, "%s is not on PATH", c.Command)
+	} else if v, err := version(ctx, path, o.Environ, o.Timeout); err != nil {
+		add("program", Warn, "", "%s does not tell its version: %v", path, err)
+	} else {
+		add("program", OK, "", "%s (%s)", path, v)
+	}
+
+	file := c.ConfigFile(o.Env)
+	src, exists, err := readFile(file)
+	var en *Entry
+	if err == nil && exists {
+		en, err = c.ReadEntry(src)
+	}
+	switch {
+	case err != nil:
+		add("entry", Fail, "", "%s: %v; fix the file by hand, then run %s", file, err, install)
+	case en == nil:
+		add("entry", Fail, install, "no %s in %s", c.entryPath(), file)
+	default:
+		r.SetUp = true
+		st, fix, note := OK, "", ""
+		if want, err := c.setEntry(src, o.Want); err == nil && !bytes.Equal(want, src) {
+			st, fix, note = Warn, install, "; install would "+entryDiff(*en, o.Want)
+		}
+		add("entry", st, fix, "%s in %s runs %s%s", c.entryPath(), file, strings.Join(append([]string{en.Command}, en.Args...), " "), note)
+	}
+
+	if en != nil {
+		env := clientEnv(c, o.Environ, en.Env)
+		command, err := lookPathIn(en.Command, env)
+		if err != nil {
+			add("handshake", Fail, install, "the entry runs %s, which %v", en.Command, err)
+		} else {
+			sctx, cancel := context.WithTimeout(ctx, o.Timeout)
+			h, err := Shake(sctx, Server{Command: command, Args: en.Args, Env: env}, o.Version)
+			cancel()
+			switch missing := missingTools(h); {
+			case err != nil:
+				add("handshake", Fail, shakeFix(c, command), "%s %s: %v", en.Command, strings.Join(en.Args, " "), err)
+			case len(missing) > 0:
+				add("handshake", Fail, install, "%s %s (protocol %s) lacks the tools %s; the entry may run an old hub",
+					h.ServerName, h.ServerVersion, h.ProtocolVersion, strings.Join(missing, ", "))
+			case o.Version != "" && h.ServerVersion != o.Version:
+				add("handshake", Warn, install, "%s %s answers (protocol %s, %d tools), but this hub is %s",
+					h.ServerName, h.ServerVersion, h.ProtocolVersion, len(h.Tools), o.Version)
+			default:
+				add("handshake", OK, "", "%s %s answers (protocol %s, %d tools)", h.ServerName, h.ServerVersion, h.ProtocolVersion, len(h.Tools))
+			}
+		}
+	}
+
+	instr := c.InstructionsFile(o.Env)
+	text, exists, err := readFile(instr)
+	switch {
+	case err != nil:
+		add("skill", Fail, "", "%s: %v", instr, err)
+	case c.ownsInstructions() && !exists:
+		add("skill", Fail, install, "no %s skill at %s", SkillName, instr)
+	case c.ownsInstructions() && string(text) != Skill():
+		add("skill", Warn, install, "the %s skill at %s differs from this hub's", SkillName, instr)
+	case c.ownsInstructions():
+		add("skill", OK, "", "the %s skill is at %s", SkillName, instr)
+	default:
+		body, err := blockBody(text)
+		switch {
+		case err != nil:
+			add("skill", Fail, "", "%s: %v", instr, err)
+		case body == "":
+			add("skill", Fail, install, "no hub block in %s", instr)
+		case body != Instructions():
+			add("skill", Warn, install, "hub's block in %s differs from this hub's", instr)
+		default:
+			add("skill", OK, "", "hub's block is in %s", instr)
+		}
+	}
+
+	r.OK = !slices.ContainsFunc(r.Checks, func(c Check) bool { return c.Status == Fail })
+	return r
+}
+
+// entryDiff says what install would change in an entry, for people.
+func entryDiff(got, want Entry) string {
+	switch {
+	case got.Command != want.Command:
+		return "make it run " + want.Command
+	case !slices.Equal(got.Args, want.Args):
+		return "set its args to " + strings.Join(want.Args, " ")
+	case !sameEnv(got.Env, want.Env) && len(want.Env) == 0:
+		return "take out its env (this shell sets none of hub's locations)"
+	case !sameEnv(got.Env, want.Env):
+		var kv []string
+		for _, k := range slices.Sorted(maps.Keys(want.Env)) {
+			kv = append(kv, k+"="+want.Env[k])
+		}
+		return "set its env to " + strings.Join(kv, " ")
+	}
+	return "update its other settings"
+}
+
+func missingTools(h *Handshake) []string {
+	if h == nil {
+		return nil
+	}
+	var missing []string
+	for _, t := range SupervisorTools() {
+		if !slices.Contains(h.Tools, t) {
+			missing = append(missing, t)
+		}
+	}
+	return missing
+}
+
+// shakeFix is the command to run when the configured server does not
+// answer: hub's own server shows its error when run by hand.
+func shakeFix(c Client, command string) string {
+	if filepath.Base(command) == "hub" {
+		return command + " mcp < /dev/null  # shows the server's own error"
+	}
+	return "hub install --client " + c.Name
+}
+
+// codexPassEnv is the environment Codex passes a stdio MCP server on top
+// of the entry's env (found by having codex 0.169 start a server that
+// printed its environment).
+var codexPassEnv = []string{"HOME", "LANG", "LC_ALL", "LOGNAME", "PATH", "SHELL", "TERM", "TMPDIR", "TZ", "USER",
+	"SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "PIP_CERT"}
+
+// clientEnv is the environment the client starts its MCP server with:
+// its own (Claude Code, OpenCode) or a few variables of it (Codex), and
+// the entry's env on top.
+func clientEnv(c Client, environ []string, extra map[string]string) []string {
+	var env []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, over := extra[k]; over {
+			continue
+		}
+		if c.Name == "codex" && !slices.Contains(codexPassEnv, k) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	for k, v := range extra {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// lookPathIn finds a command as a client would: a path as it is, a bare
+// name on the PATH of env.
+func lookPathIn(command string, env []string) (string, error) {
+	if strings.ContainsRune(command, filepath.Separator) {
+		fi, err := os.Stat(command)
+		switch {
+		case err != nil:
+			return "", errors.New("does not exist")
+		case fi.IsDir() || fi.Mode().Perm()&0o111 == 0:
+			return "", errors.New("is not an executable file")
+		}
+		return command, nil
+	}
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, command)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", errors.New("is not on the PATH the client gives it")
+}
+
+// scratchVars are the variables that point a client at its state; doctor
+// moves them all into a scratch folder, so asking a client its version
+// never touches the user's files.
+var scratchVars = []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR",
+	"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"}
+
+// version runs path --version with a scratch home and returns the first
+// line it prints.
+func version(ctx context.Context, path string, environ []string, timeout time.Duration) (string, error) {
+	scratch, err := os.MkdirTemp("", "hub-doctor-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(scratch)
+	var env []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(scratchVars, k) {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+scratch, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+		"OPENCODE_DISABLE_AUTOUPDATE=1", "OPENCODE_DISABLE_MODELS_FETCH=1")
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "--version")
+	cmd.Env = env
+	cmd.Dir = scratch
+	cmd.WaitDelay = 2 * time.Second
+	out, err := cmd.Output()
+	if err != nil {
+		if ctx.Err() != nil {
+			return "", fmt.Errorf("no answer in %s", timeout)
+		}
+		return "", err
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l, nil
+		}
+	}
+	return "", errors.New("it printed nothing")
+}

@@ -1,0 +1,172 @@
+package install
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hub-agents/hub/hub/mcpserver"
+)
+
+// fakeServerVar makes the test binary an MCP server on stdio (see
+// TestMain), of the kind the variable names.
+const fakeServerVar = "HUB_INSTALL_TEST_SERVER"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(fakeServerVar) {
+	case "":
+		os.Exit(m.Run())
+	case "hub": // hub's own MCP server, with no daemon behind it
+		srv := mcpserver.New(noDaemon{}, mcpserver.Options{Version: "9.9.9"})
+		_ = srv.MCP().Run(context.Background(), &mcp.StdioTransport{})
+	case "few": // an MCP server with one tool
+		s := mcp.NewServer(&mcp.Implementation{Name: "other", Version: "1"}, nil)
+		mcp.AddTool(s, &mcp.Tool{Name: "start"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return nil, nil, nil
+		})
+		_ = s.Run(context.Background(), &mcp.StdioTransport{})
+	case "chatty": // logs to stdout, as a careless server does
+		fmt.Println("starting up...")
+		time.Sleep(time.Minute)
+	case "dies":
+		fmt.Fprintln(os.Stderr, "fatal: no config")
+		os.Exit(3)
+	case "mute":
+		time.Sleep(time.Minute)
+	case "env":
+		fmt.Fprintln(os.Stderr, strings.Join(os.Environ(), "\n"))
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+func fakeServer(t *testing.T, kind string) Server {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Server{Command: exe, Args: []string{"mcp"}, Env: append(os.Environ(), fakeServerVar+"="+kind)}
+}
+
+func TestShake(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	h, err := Shake(ctx, fakeServer(t, "hub"), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.ServerName != "hub" || h.ServerVersion != "9.9.9" || h.ProtocolVersion != ProtocolVersion {
+		t.Errorf("handshake %+v", h)
+	}
+	slices.Sort(h.Tools)
+	if diff := cmp.Diff(slices.Sorted(slices.Values(SupervisorTools())), h.Tools); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+}
+
+func TestShakeFailures(t *testing.T) {
+	tests := []struct {
+		kind string
+		want string
+	}{
+		{"chatty", `it wrote something that is not JSON-RPC to stdout: "starting up..."`},
+		{"dies", "initialize: it exited without an answer; its stderr ends: fatal: no config"},
+		{"mute", "initialize: no answer in time"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.kind, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+			defer cancel()
+			start := time.Now()
+			_, err := Shake(ctx, fakeServer(t, tc.kind), "test")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("took %s to give up", d)
+			}
+		})
+	}
+	if _, err := Shake(t.Context(), Server{Command: "/nonexistent/hub"}, "test"); err == nil || !strings.Contains(err.Error(), "cannot start it") {
+		t.Errorf("missing command: %v", err)
+	}
+}
+
+// Codex gives a server a few variables of its environment; the others
+// start it with theirs. The entry's env goes on top either way.
+func TestClientEnv(t *testing.T) {
+	environ := []string{"HOME=/h", "PATH=/bin", "HUB_HOME=/mine", "XDG_CONFIG_HOME=/x", "LANG=C"}
+	extra := map[string]string{"HUB_HOME": "/pinned"}
+	codex := clientEnv(Codex, environ, extra)
+	slices.Sort(codex)
+	if diff := cmp.Diff([]string{"HOME=/h", "HUB_HOME=/pinned", "LANG=C", "PATH=/bin"}, codex); diff != "" {
+		t.Errorf("codex (-want +got):\n%s", diff)
+	}
+	claude := clientEnv(Claude, environ, extra)
+	slices.Sort(claude)
+	if diff := cmp.Diff([]string{"HOME=/h", "HUB_HOME=/pinned", "LANG=C", "PATH=/bin", "XDG_CONFIG_HOME=/x"}, claude); diff != "" {
+		t.Errorf("claude (-want +got):\n%s", diff)
+	}
+}
+
+func statuses(r Report) map[string]Status {
+	m := map[string]Status{}
+	for _, c := range r.Checks {
+		m[c.Name] = c.Status
+	}
+	return m
+}
+
+func TestDiagnose(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir()) // no client programs
+	w := newWorld(t)
+	o := DoctorOptions{Env: w.env, Environ: os.Environ(), Version: "9.9.9", Timeout: 20 * time.Second,
+		Want: Entry{Command: exe, Args: []string{"mcp"}, Env: map[string]string{fakeServerVar: "hub"}}}
+
+	r := Diagnose(t.Context(), Claude, o)
+	want := map[string]Status{"program": Fail, "entry": Fail, "skill": Fail}
+	if diff := cmp.Diff(want, statuses(r)); diff != "" || r.OK || r.SetUp {
+		t.Errorf("before install (-want +got):\n%s\n%+v", diff, r)
+	}
+	if r.Checks[0].Fix != "npm install -g @anthropic-ai/claude-code" || r.Checks[1].Fix != "hub install --client claude" {
+		t.Errorf("fixes: %q, %q", r.Checks[0].Fix, r.Checks[1].Fix)
+	}
+
+	for _, c := range Clients() {
+		w.install(c, o.Want)
+		r := Diagnose(t.Context(), c, o)
+		want := map[string]Status{"program": Fail, "entry": OK, "handshake": OK, "skill": OK}
+		if diff := cmp.Diff(want, statuses(r)); diff != "" || r.OK || !r.SetUp {
+			t.Errorf("%s after install (-want +got):\n%s\n%+v", c.Name, diff, r)
+		}
+	}
+
+	// An entry that runs some other server lacks hub's tools.
+	w.install(Codex, Entry{Command: exe, Args: []string{"mcp"}, Env: map[string]string{fakeServerVar: "few"}})
+	r = Diagnose(t.Context(), Codex, o)
+	if st := statuses(r); st["entry"] != Warn || st["handshake"] != Fail {
+		t.Errorf("other server: %+v", r)
+	}
+	// An entry whose command is gone.
+	w.install(OpenCode, Entry{Command: "/gone/hub", Args: []string{"mcp"}})
+	r = Diagnose(t.Context(), OpenCode, o)
+	if st := statuses(r); st["handshake"] != Fail || !strings.Contains(r.Checks[2].Detail, "/gone/hub, which does not exist") {
+		t.Errorf("missing command: %+v", r)
+	}
+	// A stale skill is a warning.
+	w.write(".claude/skills/hub-delegate/SKILL.md", "old\n", 0o644)
+	if st := statuses(Diagnose(t.Context(), Claude, o)); st["skill"] != Warn {
+		t.Errorf("stale skill: %v", st)
+	}
+}
