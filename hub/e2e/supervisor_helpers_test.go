@@ -485,27 +485,26 @@ func (f *supFixture) checkHubHome() {
 	}
 }
 
-// supRealHome is the real user's home: from the password database, else
-// the HOME the test process started with.
-func supRealHome(t *testing.T) string {
-	t.Helper()
+// realHomes are the real user's homes: from the password database, and
+// the HOME the test process started with when that differs.
+func realHomes() []string {
+	var homes []string
 	if u, err := user.Current(); err == nil && u.HomeDir != "" {
-		return u.HomeDir
+		homes = append(homes, u.HomeDir)
 	}
-	if supInitialHome == "" {
-		t.Fatal("cannot tell the real home: no user entry and no HOME")
+	if supInitialHome != "" && (len(homes) == 0 || filepath.Clean(supInitialHome) != filepath.Clean(homes[0])) {
+		homes = append(homes, supInitialHome)
 	}
-	return supInitialHome
+	return homes
 }
 
-// supHomePaths are where the CLIs keep state in a home.
+// supHomePaths are where the CLIs, and hub itself, keep state in a home.
 var supHomePaths = []string{".claude.json", ".claude", ".codex", ".config/opencode", ".local/share/opencode",
-	".local/state/opencode", ".cache/opencode", ".cache/claude-cli-nodejs"}
+	".local/state/opencode", ".cache/opencode", ".cache/claude-cli-nodejs", ".config/hub", ".local/share/hub"}
 
 // supHomeState records, for each path under home that the CLIs write, every
 // entry below it with its kind, size and mtime; a missing path is absent.
-func supHomeState(t *testing.T, home string) map[string]string {
-	t.Helper()
+func supHomeState(home string) map[string]string {
 	st := map[string]string{}
 	for _, rel := range supHomePaths {
 		root := filepath.Join(home, rel)
