@@ -44,6 +44,9 @@ type Events interface {
 	Command(cmd string, exitCode *int)
 	// Usage adds the tokens of one model call.
 	Usage(u model.Usage)
+	// Tokens adds tokens to calls already counted (a CLI whose per-call
+	// figures are early snapshots, corrected by its final totals).
+	Tokens(u model.Usage)
 	// Cost is the CLI's own total for the run so far, in dollars; once
 	// reported it replaces hub's pricing of the tokens.
 	Cost(usd float64)
@@ -347,6 +350,13 @@ func (rc *recorder) Usage(u model.Usage) {
 	rc.mu.Lock()
 	rc.usage = rc.usage.Add(u)
 	rc.calls++
+	rc.mu.Unlock()
+	rc.spent()
+}
+
+func (rc *recorder) Tokens(u model.Usage) {
+	rc.mu.Lock()
+	rc.usage = rc.usage.Add(u)
 	rc.mu.Unlock()
 	rc.spent()
 }

@@ -138,9 +138,13 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 // parser reads Claude Code's stream-json: system/init, assistant and user
 // messages, and the closing result.
 type parser struct {
-	seen  map[string]bool   // message ids whose usage was counted
-	bash  map[string]string // tool_use id → command
-	usage bool              // per-message usage was seen
+	seen map[string]bool   // message ids whose usage was counted
+	bash map[string]string // tool_use id → command
+	// counted sums the per-message usage since the last result: those
+	// figures are snapshots taken as each answer starts, and the result's
+	// totals correct them.
+	counted model.Usage
+	calls   int
 }
 
 func newParser() agentcli.Parser {
@@ -223,7 +227,8 @@ func (p *parser) parse(line []byte, ev agentcli.Events) bool {
 		// the answer's usage repeated: count an answer once.
 		if m.Usage != nil && (m.ID == "" || !p.seen[m.ID]) {
 			p.seen[m.ID] = true
-			p.usage = true
+			p.calls++
+			p.counted = p.counted.Add(m.Usage.model())
 			ev.Usage(m.Usage.model())
 		}
 		return true
@@ -245,8 +250,15 @@ func (p *parser) parse(line []byte, ev agentcli.Events) bool {
 		}
 		return true
 	case "result":
-		if !p.usage && e.Usage != nil {
-			ev.Usage(e.Usage.model())
+		if e.Usage != nil {
+			total := e.Usage.model()
+			if p.calls == 0 {
+				ev.Usage(total)
+			} else if d := (model.Usage{Input: total.Input - p.counted.Input, Output: total.Output - p.counted.Output,
+				CachedInput: total.CachedInput - p.counted.CachedInput}); d.Input > 0 || d.Output > 0 || d.CachedInput > 0 {
+				ev.Tokens(model.Usage{Input: max(d.Input, 0), Output: max(d.Output, 0), CachedInput: max(d.CachedInput, 0)})
+			}
+			p.counted, p.calls = model.Usage{}, 0
 		}
 		if e.TotalCostUSD != nil {
 			ev.Cost(*e.TotalCostUSD)

@@ -25,6 +25,8 @@ func (e *events) Command(cmd string, code *int) {
 	}
 	e.add("command exit %s: %s", c, cmd)
 }
+func (e *events) Tokens(u model.Usage) { e.Usage(u) }
+
 func (e *events) Usage(u model.Usage) {
 	e.add("usage in %d cached %d out %d", u.Input, u.CachedInput, u.Output)
 }

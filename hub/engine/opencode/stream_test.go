@@ -59,6 +59,8 @@ func (e *events) Command(cmd string, code *int) {
 	e.commands = append(e.commands, c+": "+cmd)
 	e.calls = append(e.calls, "command")
 }
+func (e *events) Tokens(u model.Usage) { e.Usage(u) }
+
 func (e *events) Usage(u model.Usage) {
 	e.usage = e.usage.Add(u)
 	e.usages++
