@@ -171,3 +171,56 @@ func TestCLIClaudeStopSalvages(t *testing.T) {
 		t.Errorf("no salvage commit:\n%s", msg)
 	}
 }
+
+// TestCLIClaudeResumesWithSteering: steering sent while Claude Code is on
+// its last turn, which it never picks up through hub's tools, is delivered
+// by resuming its session (--resume) once it ends.
+func TestCLIClaudeResumesWithSteering(t *testing.T) {
+	t.Setenv("HUB_CLAUDE", hubtest.AgentCLI(t, "claude"))
+	ctx := deadline(t, 90*time.Second)
+	ending, steered := make(chan struct{}, 1), make(chan struct{})
+	b := newCLIWorld(t, ctx, wires[1], func(r *scripted.Request) (scripted.Turn, bool) {
+		resumed := false
+		for _, m := range r.Messages {
+			resumed = resumed || (m.Role == "user" && strings.Contains(m.Text, "STEERING") && strings.Contains(m.Text, "say teal"))
+		}
+		switch {
+		case !hasTool(r, "Bash"):
+			return scripted.Turn{Text: "ok"}, true
+		case resumed && lastMessage(r).Role == "tool":
+			return scripted.Turn{Text: "Took the steering: bug.txt says teal."}, true
+		case resumed:
+			args, _ := json.Marshal(map[string]string{"command": "echo teal > bug.txt", "description": "steered"})
+			return scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "Bash", Args: args}}}, true
+		}
+		select {
+		case ending <- struct{}{}:
+		default:
+		}
+		select {
+		case <-steered:
+		case <-ctx.Done():
+		}
+		return scripted.Turn{Text: "Looked around; nothing to change."}, true
+	})
+	r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "claude", Profile: "t",
+		Task: "look at bug.txt", Verify: "grep -qx teal bug.txt"})
+	select {
+	case <-ending:
+	case <-ctx.Done():
+		t.Fatal("the worker never got to its last turn")
+	}
+	call[protocol.SteerResult](t, ctx, b.c, protocol.MethodJobSteer, protocol.SteerParams{ID: r.ID, Text: "say teal in bug.txt"})
+	close(steered)
+	end := b.waitEnd(ctx, r.ID)
+	log := readFile(t, b.paths.WorkerLog(r.ID))
+	if end.State != protocol.StateSucceeded {
+		t.Fatalf("job ended %s: %s\n%s", end.State, end.Error, log)
+	}
+	if got := hubtest.Git(t, b.repo, "show", "hub/"+r.ID+":bug.txt"); got != "teal" {
+		t.Errorf("bug.txt on the branch: %q", got)
+	}
+	if !strings.Contains(log, "resuming session") {
+		t.Errorf("no resume in the worker log:\n%s", log)
+	}
+}
