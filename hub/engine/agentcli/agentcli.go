@@ -28,6 +28,7 @@ import (
 
 	"github.com/hub-agents/hub/agent/model"
 	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -262,6 +263,12 @@ func (r *run) Stop(grace time.Duration) {
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	<-r.done
+	// A signal is delivered, not acted on, when Kill returns: give the
+	// group a moment to be gone, so what Stop promises holds when it returns.
+	deadline := time.Now().Add(2 * time.Second)
+	for proc.GroupAlive(pgid) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond) // no wait on a group whose members are not our children
+	}
 }
 
 // recorder collects what the stream said, and reports it as it comes.

@@ -208,3 +208,37 @@ func Prompt(spec engine.Spec, toolPrefix string) string {
 	b.WriteString("\nWhen you are done, end with a short summary: what you did, the files you changed, how you checked it, anything left open.\n")
 	return b.String()
 }
+
+// Program names an agent CLI for the checks every CLI engine makes.
+type Program struct {
+	Engine  string // the engine's name
+	Binary  string // the command on PATH
+	PathEnv string // the variable that overrides where it is
+	Product string // its name for people
+	Install string // the command that installs it
+}
+
+// Probe says whether the CLI is installed here, and its version.
+func (p Program) Probe(ctx context.Context) engine.Availability {
+	path, err := Find(p.Binary, p.PathEnv)
+	if err != nil {
+		return engine.Availability{Reason: err.Error() + "; install it with " + p.Install}
+	}
+	v, err := Version(ctx, path)
+	if err != nil {
+		return engine.Availability{Reason: err.Error()}
+	}
+	return engine.Availability{Available: true, Version: v}
+}
+
+// Check refuses what no CLI engine takes (a shell command for the exec
+// engine) and a CLI that is not installed.
+func (p Program) Check(spec protocol.StartParams) error {
+	if spec.Exec != "" {
+		return fmt.Errorf("exec is for the exec engine; the %s engine takes a task (drop exec, or pick engine exec)", p.Engine)
+	}
+	if _, err := Find(p.Binary, p.PathEnv); err != nil {
+		return fmt.Errorf("%v; install %s (%s) or pick another engine", err, p.Product, p.Install)
+	}
+	return nil
+}

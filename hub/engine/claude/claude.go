@@ -45,24 +45,15 @@ func (*Engine) Capabilities() protocol.EngineCapabilities {
 	return protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree}, ReadOnly: true, Pays: "api"}
 }
 
-func (e *Engine) Probe(ctx context.Context) engine.Availability {
-	path, err := agentcli.Find("claude", PathEnv)
-	if err != nil {
-		return engine.Availability{Reason: err.Error() + "; install it with npm install -g @anthropic-ai/claude-code"}
-	}
-	v, err := agentcli.Version(ctx, path)
-	if err != nil {
-		return engine.Availability{Reason: err.Error()}
-	}
-	return engine.Availability{Available: true, Version: v}
-}
+// program is Claude Code, for the checks every CLI engine makes.
+var program = agentcli.Program{Engine: Name, Binary: "claude", PathEnv: PathEnv, Product: "Claude Code",
+	Install: "npm install -g @anthropic-ai/claude-code"}
+
+func (e *Engine) Probe(ctx context.Context) engine.Availability { return program.Probe(ctx) }
 
 func (e *Engine) Check(spec protocol.StartParams) error {
-	if spec.Exec != "" {
-		return fmt.Errorf("exec is for the exec engine; the claude engine takes a task (drop exec, or pick engine exec)")
-	}
-	if _, err := agentcli.Find("claude", PathEnv); err != nil {
-		return fmt.Errorf("%v; install Claude Code (npm install -g @anthropic-ai/claude-code) or pick another engine", err)
+	if err := program.Check(spec); err != nil {
+		return err
 	}
 	_, _, err := agentcli.Profile(e.o.ConfigDir, spec.Profile, profile.Anthropic)
 	return err

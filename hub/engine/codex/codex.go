@@ -66,33 +66,23 @@ func (*Engine) Capabilities() protocol.EngineCapabilities {
 
 const install = "npm install -g @openai/codex"
 
-func (e *Engine) Probe(ctx context.Context) engine.Availability {
-	path, err := agentcli.Find("codex", PathEnv)
-	if err != nil {
-		return engine.Availability{Reason: err.Error() + "; install it with " + install}
-	}
-	v, err := agentcli.Version(ctx, path)
-	if err != nil {
-		return engine.Availability{Reason: err.Error()}
-	}
-	return engine.Availability{Available: true, Version: v}
-}
+// program is Codex, for the checks every CLI engine makes.
+var program = agentcli.Program{Engine: Name, Binary: "codex", PathEnv: PathEnv, Product: "Codex", Install: install}
+
+func (e *Engine) Probe(ctx context.Context) engine.Availability { return program.Probe(ctx) }
 
 // efforts are the reasoning efforts a job may ask for.
 var efforts = map[string]bool{"low": true, "medium": true, "high": true}
 
 func (e *Engine) Check(spec protocol.StartParams) error {
-	if spec.Exec != "" {
-		return errors.New("exec is for the exec engine; the codex engine takes a task (drop exec, or pick engine exec)")
+	if err := program.Check(spec); err != nil {
+		return err
 	}
 	if spec.MaxTurns > 0 {
 		return errors.New("Codex has no turn limit, so the codex engine cannot enforce max_turns; drop it and bound the job with max_usd and timeout_s, or pick an engine that counts turns")
 	}
 	if spec.Effort != "" && !efforts[spec.Effort] {
 		return fmt.Errorf("effort %q is not one of low, medium, high", spec.Effort)
-	}
-	if _, err := agentcli.Find("codex", PathEnv); err != nil {
-		return fmt.Errorf("%v; install Codex (%s) or pick another engine", err, install)
 	}
 	_, _, err := e.profile(spec.Profile)
 	return err

@@ -59,24 +59,15 @@ func (*Engine) Capabilities() protocol.EngineCapabilities {
 	return protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree}, ReadOnly: true, Pays: "api"}
 }
 
-func (e *Engine) Probe(ctx context.Context) engine.Availability {
-	path, err := agentcli.Find("opencode", PathEnv)
-	if err != nil {
-		return engine.Availability{Reason: err.Error() + "; install it with npm install -g opencode-ai"}
-	}
-	v, err := agentcli.Version(ctx, path)
-	if err != nil {
-		return engine.Availability{Reason: err.Error()}
-	}
-	return engine.Availability{Available: true, Version: v}
-}
+// program is OpenCode, for the checks every CLI engine makes.
+var program = agentcli.Program{Engine: Name, Binary: "opencode", PathEnv: PathEnv, Product: "OpenCode",
+	Install: "npm install -g opencode-ai"}
+
+func (e *Engine) Probe(ctx context.Context) engine.Availability { return program.Probe(ctx) }
 
 func (e *Engine) Check(spec protocol.StartParams) error {
-	if spec.Exec != "" {
-		return fmt.Errorf("exec is for the exec engine; the opencode engine takes a task (drop exec, or pick engine exec)")
-	}
-	if _, err := agentcli.Find("opencode", PathEnv); err != nil {
-		return fmt.Errorf("%v; install OpenCode (npm install -g opencode-ai) or pick another engine", err)
+	if err := program.Check(spec); err != nil {
+		return err
 	}
 	_, _, err := e.profile(spec.Profile)
 	return err
