@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hub-agents/hub/agent/model"
@@ -80,9 +81,29 @@ func Find(name, envVar string) (string, error) {
 	return p, nil
 }
 
+// versions remembers what each installed binary said of its version, so
+// listing engines does not start every CLI again (OpenCode takes seconds).
+var versions sync.Map // "path\x00size\x00mtime" → string
+
 // Version runs `path --version` with a throwaway HOME (a CLI writes its
-// state into HOME even for that) and returns its first line.
+// state into HOME even for that) and returns its first line. The answer is
+// kept while the binary is the same file.
 func Version(ctx context.Context, path string) (string, error) {
+	var key string
+	if fi, err := os.Stat(path); err == nil {
+		key = fmt.Sprintf("%s\x00%d\x00%d", path, fi.Size(), fi.ModTime().UnixNano())
+		if v, ok := versions.Load(key); ok {
+			return v.(string), nil
+		}
+	}
+	v, err := version(ctx, path)
+	if err == nil && key != "" {
+		versions.Store(key, v)
+	}
+	return v, err
+}
+
+func version(ctx context.Context, path string) (string, error) {
 	home, err := os.MkdirTemp("", "hub-probe-")
 	if err != nil {
 		return "", err
