@@ -115,6 +115,10 @@ type Outcome struct {
 	// judgement criteria, for the hub's own grade (mechanical criteria
 	// are the hub's alone).
 	Judgements []rubric.Judgement
+	// Quota is what the provider said about the engine's remaining quota
+	// during the run (rate-limit windows), newest last; the shim stores it
+	// for the router.
+	Quota []protocol.QuotaSignal
 }
 
 // Registry holds the engines by name.

@@ -65,6 +65,10 @@ type Job struct {
 	Evidence []byte // protocol.Evidence JSON, once the job ended
 
 	Cursor int64 // cursor of the job's latest event
+
+	// Route is the router's decision at start, as JSON (router.Decision):
+	// the ranked candidates a failed start falls back along, and why.
+	Route []byte
 }
 
 // Event is a stored journal event (protocol.Event with the data raw).

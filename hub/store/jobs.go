@@ -21,7 +21,7 @@ var jobColumns = []string{
 	"head_sha", "salvaged", "error", "progress", "summary", "notes",
 	"cost_micros", "cost_known", "tokens",
 	"shim_pid", "shim_start", "engine_pgid", "engine_start",
-	"verify", "evidence", "cursor",
+	"verify", "evidence", "cursor", "route",
 }
 
 var (
@@ -49,7 +49,7 @@ func jobArgs(j *Job) ([]any, error) {
 		j.HeadSHA, j.Salvaged, j.Error, j.Progress, j.Summary, string(nb),
 		j.CostMicros, j.CostKnown, j.Tokens,
 		j.ShimPID, int64(j.ShimStart), j.EnginePGID, int64(j.EngineStart),
-		blob(j.Verify), blob(j.Evidence), j.Cursor,
+		blob(j.Verify), blob(j.Evidence), j.Cursor, blob(j.Route),
 	}, nil
 }
 
@@ -59,7 +59,7 @@ func scanJob(r rowScanner) (*Job, error) {
 	var (
 		j                                   Job
 		state, notes                        string
-		spec, verify, evidence              sql.NullString
+		spec, verify, evidence, route       sql.NullString
 		created, preparing, running, verif  int64
 		ended, updated, shimStart, engStart int64
 	)
@@ -71,13 +71,13 @@ func scanJob(r rowScanner) (*Job, error) {
 		&j.HeadSHA, &j.Salvaged, &j.Error, &j.Progress, &j.Summary, &notes,
 		&j.CostMicros, &j.CostKnown, &j.Tokens,
 		&j.ShimPID, &shimStart, &j.EnginePGID, &engStart,
-		&verify, &evidence, &j.Cursor,
+		&verify, &evidence, &j.Cursor, &route,
 	)
 	if err != nil {
 		return nil, err
 	}
 	j.State = protocol.State(state)
-	j.Spec, j.Verify, j.Evidence = unblob(spec), unblob(verify), unblob(evidence)
+	j.Spec, j.Verify, j.Evidence, j.Route = unblob(spec), unblob(verify), unblob(evidence), unblob(route)
 	j.CreatedAt, j.PreparingAt, j.RunningAt = fromMS(created), fromMS(preparing), fromMS(running)
 	j.VerifyingAt, j.EndedAt, j.UpdatedAt = fromMS(verif), fromMS(ended), fromMS(updated)
 	j.ShimStart, j.EngineStart = uint64(shimStart), uint64(engStart)

@@ -107,6 +107,30 @@ CREATE TABLE slots (
 	taken_at INTEGER NOT NULL
 );
 `,
+	// 2: the router's record of each start, quota signals, and a ledger
+	// that refuses to close a reservation twice.
+	`
+ALTER TABLE jobs ADD COLUMN route TEXT;
+
+ALTER TABLE ledger ADD COLUMN overrun_micros INTEGER NOT NULL DEFAULT 0 CHECK (overrun_micros >= 0);
+CREATE TRIGGER ledger_close_once BEFORE UPDATE ON ledger
+	WHEN OLD.closed_at IS NOT NULL
+	BEGIN SELECT RAISE(ABORT, 'ledger: reservation already closed'); END;
+CREATE TRIGGER ledger_keep BEFORE DELETE ON ledger
+	BEGIN SELECT RAISE(ABORT, 'ledger: reservations are never deleted'); END;
+
+CREATE TABLE quota (
+	engine     TEXT NOT NULL,
+	name       TEXT NOT NULL,
+	used_pct   REAL NOT NULL DEFAULT 0,
+	exhausted  INTEGER NOT NULL DEFAULT 0,
+	resets_at  INTEGER NOT NULL DEFAULT 0,
+	source     TEXT NOT NULL DEFAULT '',
+	confidence TEXT NOT NULL DEFAULT '',
+	read_at    INTEGER NOT NULL,
+	PRIMARY KEY (engine, name)
+);
+`,
 }
 
 // migrate brings the schema up to date, one immediate transaction per
