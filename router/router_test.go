@@ -144,7 +144,7 @@ func TestDecide(t *testing.T) {
 		{name: "calibration puts codex first", req: write(), snap: machine(), w: calibrated(),
 			chosen: "codex", order: []string{"codex", "opencode", "claude", "builtin"}, rejected: map[string]string{"exec": RejectRefused}},
 		{name: "legacy ignores calibration", req: write(), snap: machine(),
-			w: func() Weights { w := calibrated(); w.Mode = ModeLegacy; return w }(),
+			w:      func() Weights { w := calibrated(); w.Mode = ModeLegacy; return w }(),
 			chosen: "builtin", order: []string{"builtin", "claude", "codex", "opencode"}, rejected: map[string]string{"exec": RejectRefused}},
 		{name: "legacy follows its own order", req: write(), snap: machine(),
 			w:      Weights{Mode: ModeLegacy, Order: []string{"opencode", "codex"}},
