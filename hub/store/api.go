@@ -127,10 +127,13 @@ type Ending struct {
 
 // LedgerRow is one reservation.
 type LedgerRow struct {
-	JobID          string
-	Month          string // "2026-12", UTC
+	JobID string
+	Month string // "2026-12", UTC
+	// ReservedMicros is what the job asked for, plus OverrunMicros: what it
+	// really cost beyond that, added when the reservation closed.
 	ReservedMicros int64
 	ChargedMicros  int64
+	OverrunMicros  int64
 	Closed         bool
 	ClosedAt       time.Time
 	CostKnown      bool

@@ -373,7 +373,9 @@ func (s *Store) Update(ctx context.Context, id string, fn func(*Job) error) erro
 // Finish ends a job in one immediate transaction: it writes the ending,
 // closes the job's reservation (if it has an open one) with the real cost,
 // or with the whole reservation when the cost is unknown, frees its slot,
-// expires its pending questions and appends the terminal state event. It
+// expires its pending questions and appends the terminal state event. A
+// known cost above the reservation grows the reservation to it (the growth is
+// the row's overrun) and appends a note saying so. It
 // reports whether this call closed a reservation; a job already ended gets
 // ErrWrongState and nothing changes, so a reservation is closed at most once.
 func (s *Store) Finish(ctx context.Context, id string, e Ending, now time.Time) (bool, error) {
@@ -408,9 +410,18 @@ func (s *Store) Finish(ctx context.Context, id string, e Ending, now time.Time) 
 				cost = reserved
 			}
 		}
+		// An engine can spend past its reservation. The close then grows the
+		// reservation to the real cost and records the growth as the overrun,
+		// so a closed row never has charged > reserved and the month counts
+		// what was really spent.
+		var overrun int64
 		if hasRow && !closedAt.Valid {
-			res, err := tx.ExecContext(ctx, `UPDATE ledger SET charged_micros = ?, closed_at = ?, cost_known = ?
-				WHERE job_id = ? AND closed_at IS NULL`, cost, ms(now), e.CostKnown, id)
+			if cost > reserved {
+				overrun = cost - reserved
+			}
+			res, err := tx.ExecContext(ctx, `UPDATE ledger SET reserved_micros = ?, overrun_micros = overrun_micros + ?,
+				charged_micros = ?, closed_at = ?, cost_known = ?
+				WHERE job_id = ? AND closed_at IS NULL`, reserved+overrun, overrun, cost, ms(now), e.CostKnown, id)
 			if err != nil {
 				return fmt.Errorf("store: close reservation of %s: %w", id, err)
 			}
@@ -435,6 +446,14 @@ func (s *Store) Finish(ctx context.Context, id string, e Ending, now time.Time) 
 		if _, err := tx.ExecContext(ctx, `UPDATE questions SET status = 'expired', answered_at = ?
 			WHERE job_id = ? AND status = 'pending'`, ms(now), id); err != nil {
 			return fmt.Errorf("store: expire questions of %s: %w", id, err)
+		}
+		if closed && overrun > 0 {
+			// Before the state event, which stays the job's last.
+			note := fmt.Sprintf("the cost %s exceeded the reservation of %s by %s; the reservation grew to match",
+				usd(cost), usd(reserved), usd(overrun))
+			if _, err := appendEvent(ctx, tx, id, protocol.EventNote, note, nil, now); err != nil {
+				return err
+			}
 		}
 		_, err = appendEvent(ctx, tx, id, protocol.EventState, string(e.State), stateData{From: from, Reason: e.Text}, now)
 		return err

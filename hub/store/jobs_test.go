@@ -361,13 +361,7 @@ func TestFinish(t *testing.T) {
 			wantClosed: true, wantCost: 100_000,
 			wantRow: &LedgerRow{JobID: "j", Month: "2026-03", ReservedMicros: 100_000, ChargedMicros: 100_000, Closed: true},
 		},
-		{
-			name:       "cost above the reservation is charged in full",
-			setup:      func(t *testing.T, s *Store, c *clock) { running(t, s, c, "j") },
-			ending:     Ending{State: protocol.StateTimedOut, CostKnown: true, CostMicros: 150_000},
-			wantClosed: true, wantCost: 150_000,
-			wantRow: &LedgerRow{JobID: "j", Month: "2026-03", ReservedMicros: 100_000, ChargedMicros: 150_000, Closed: true, CostKnown: true},
-		},
+		// A cost above the reservation: TestFinishOverrun (ledger_test.go).
 		{
 			name:     "queued job has no reservation",
 			setup:    func(t *testing.T, s *Store, c *clock) { newJob(t, s, c, "j", 100_000) },

@@ -36,8 +36,9 @@ func (s *Store) Ledger(ctx context.Context, jobID string) (*LedgerRow, error) {
 		r      = LedgerRow{JobID: jobID}
 		closed sql.NullInt64
 	)
-	err := s.db.QueryRowContext(ctx, `SELECT month, reserved_micros, charged_micros, closed_at, cost_known
-		FROM ledger WHERE job_id = ?`, jobID).Scan(&r.Month, &r.ReservedMicros, &r.ChargedMicros, &closed, &r.CostKnown)
+	err := s.db.QueryRowContext(ctx, `SELECT month, reserved_micros, charged_micros, overrun_micros, closed_at, cost_known
+		FROM ledger WHERE job_id = ?`, jobID).Scan(&r.Month, &r.ReservedMicros, &r.ChargedMicros, &r.OverrunMicros,
+		&closed, &r.CostKnown)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("job %s has no reservation", jobID)
 	}
@@ -84,6 +85,22 @@ func (s *Store) CheckInvariants(ctx context.Context) ([]string, error) {
 		{`SELECT job_id, charged_micros FROM ledger WHERE closed_at IS NULL AND charged_micros != 0`,
 			func(c []any) string {
 				return fmt.Sprintf("job %s has an open reservation already charged %s", c[0], usd(c[1].(int64)))
+			}},
+		// Finish grows a reservation to a cost above it, so no closed row
+		// is charged more than it reserved.
+		{`SELECT job_id, charged_micros, reserved_micros FROM ledger
+			WHERE closed_at IS NOT NULL AND charged_micros > reserved_micros`,
+			func(c []any) string {
+				return fmt.Sprintf("job %s was charged %s, more than its reservation of %s",
+					c[0], usd(c[1].(int64)), usd(c[2].(int64)))
+			}},
+		// A reservation is the job's ask (jobs.max_micros, which never
+		// changes) plus the overrun its close added; nothing else moves it.
+		{`SELECT l.job_id, l.reserved_micros, l.overrun_micros, j.max_micros FROM ledger l JOIN jobs j ON j.id = l.job_id
+			WHERE l.overrun_micros != l.reserved_micros - j.max_micros`,
+			func(c []any) string {
+				return fmt.Sprintf("job %s has a reservation of %s with %s of overrun, but it asked for %s",
+					c[0], usd(c[1].(int64)), usd(c[2].(int64)), usd(c[3].(int64)))
 			}},
 		{`SELECT q.id, q.job_id, j.state FROM questions q JOIN jobs j ON j.id = q.job_id
 			WHERE q.status = 'pending' AND j.state IN (` + terminal + `)`,

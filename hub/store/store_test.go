@@ -31,6 +31,8 @@ func TestMain(m *testing.M) {
 		os.Exit(helperOpen())
 	case "admit":
 		os.Exit(helperAdmit())
+	case "crash":
+		os.Exit(helperCrash())
 	default:
 		fmt.Fprintf(os.Stderr, "unknown %s=%q\n", helperEnv, role)
 		os.Exit(2)
