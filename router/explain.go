@@ -34,6 +34,9 @@ func (d Decision) Text() string {
 	default:
 		fmt.Fprintf(&b, "refused: %s\n", d.Refusal)
 	}
+	for _, n := range d.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
 	for _, f := range d.Fallbacks {
 		fmt.Fprintf(&b, "fell back from %s: %s\n", f.Engine, f.Error)
 	}

@@ -115,8 +115,8 @@ func TestPropertyAutoNeverOversteps(t *testing.T) {
 			switch {
 			case !slices.Contains(e.Isolation, req.Isolation):
 				fail("%s cannot enforce %s but is a candidate", e.Name, req.Isolation)
-			case req.MaxMicros > snap.Money.CapMicros-snap.Money.ChargedMicros-snap.Money.ReservedMicros:
-				fail("%s is a candidate though the reservation crosses the cap", e.Name)
+			case snap.Money.ChargedMicros+req.MaxMicros > snap.Money.CapMicros:
+				fail("%s is a candidate though its reservation would cross the cap even with every open one closed", e.Name)
 			case !e.Installed || e.Refusal != "":
 				fail("%s is not installed or refuses, but is a candidate", e.Name)
 			case req.ReadOnly && !e.ReadOnly:
@@ -130,6 +130,10 @@ func TestPropertyAutoNeverOversteps(t *testing.T) {
 		}
 		if d.Chosen != "" {
 			picked++
+			waits := snap.Money.ChargedMicros+snap.Money.ReservedMicros+req.MaxMicros > snap.Money.CapMicros
+			if waits != (len(d.Notes) > 0) {
+				fail("waits for money %v, but the notes say %q", waits, d.Notes)
+			}
 			if !req.Auto() && d.Chosen != req.Engine {
 				fail("the caller named %s but %s was chosen", req.Engine, d.Chosen)
 			}

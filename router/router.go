@@ -156,6 +156,9 @@ type Decision struct {
 	Money Money `json:"money"`
 	// ValueUSD is what a verified success was worth in the utility.
 	ValueUSD float64 `json:"value_usd"`
+	// Notes say what the caller should know about the pick (it will wait
+	// for money, …).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Fallback is an engine the hub tried at start that failed to start.
@@ -225,6 +228,10 @@ func Decide(req Request, snap Snapshot, w Weights) Decision {
 		d.Candidates[i].Rank = i + 1
 	}
 	d.Chosen = d.Candidates[0].Engine
+	if m := snap.Money; m.ChargedMicros+m.ReservedMicros+req.MaxMicros > m.CapMicros {
+		d.Notes = append(d.Notes, fmt.Sprintf("the month has %s left after open reservations; this job's %s waits in the queue until they close",
+			usd(m.Left()), usd(req.MaxMicros)))
+	}
 	return d
 }
 
@@ -253,16 +260,17 @@ func reject(req Request, e Engine, snap Snapshot, w Weights) (Rejection, bool) {
 		r.Code = RejectBudget
 		r.Reason = "pays per token and max_usd is $0"
 		r.Fix = "give the job a budget (max_usd), or pick a free engine"
-	case snap.Money.ChargedMicros+snap.Money.ReservedMicros+req.MaxMicros > snap.Money.CapMicros:
-		// The same sum store.Admit checks: a month already over its cap
-		// admits nothing, not even a $0 job.
+	case snap.Money.ChargedMicros+req.MaxMicros > snap.Money.CapMicros:
+		// It cannot fit this month even once every open reservation has
+		// closed. (One that fits only then waits in the queue: admission
+		// books it, with its slot, when the month has room, never beyond.)
 		r.Code = RejectCap
-		r.Reason = fmt.Sprintf("its reservation of %s would cross the monthly cap (%s charged + %s reserved of %s)",
-			usd(req.MaxMicros), usd(snap.Money.ChargedMicros), usd(snap.Money.ReservedMicros), usd(snap.Money.CapMicros))
-		if left := snap.Money.Left(); left > 0 {
-			r.Fix = fmt.Sprintf("ask for at most %s (max_usd), wait for open jobs to close their reservations, or raise monthly_cap_usd", usd(left))
+		r.Reason = fmt.Sprintf("its reservation of %s would cross the monthly cap (%s charged of %s)",
+			usd(req.MaxMicros), usd(snap.Money.ChargedMicros), usd(snap.Money.CapMicros))
+		if left := snap.Money.CapMicros - snap.Money.ChargedMicros; left > 0 {
+			r.Fix = fmt.Sprintf("ask for at most %s (max_usd), or raise monthly_cap_usd", usd(left))
 		} else {
-			r.Fix = "wait for open jobs to close their reservations, or raise monthly_cap_usd"
+			r.Fix = "raise monthly_cap_usd, or wait for next month"
 		}
 	case e.Pays == PaysAPI && overBudget(req, e, w) > 0:
 		st, basis := w.stat(e.Name, req.Kind)
@@ -333,8 +341,7 @@ func terms(req Request, e Engine, snap Snapshot, w Weights) Terms {
 	t.Time = t.TimeS / 3600 * w.TimeUSDPerHour
 	if q, ok := busiest(e.Quota, snap.Now); ok {
 		t.Quota = q.UsedPct / 100 * w.QuotaUSD
-		t.QuotaMsg = fmt.Sprintf("%s %.0f%% used (%s, read %s, %s confidence)", q.Name, q.UsedPct, q.Source,
-			ago(q.ReadAt, snap.Now), confidence(q, snap.Now))
+		t.QuotaMsg = q.Line(snap.Now)
 	}
 	t.Utility = t.Value - t.Cost - t.Time - t.Quota
 	return t
@@ -353,6 +360,19 @@ func busiest(qs []Quota, now time.Time) (Quota, bool) {
 		}
 	}
 	return best, found
+}
+
+// Line describes the window in one line: how much is used, when it
+// resets, where that was read, how long ago, and how far to trust it.
+func (q Quota) Line(now time.Time) string {
+	s := fmt.Sprintf("%s %.0f%% used", q.Name, q.UsedPct)
+	if q.Exhausted {
+		s = q.Name + " exhausted"
+	}
+	if !q.ResetsAt.IsZero() && now.Before(q.ResetsAt) {
+		s += ", resets " + clock(q.ResetsAt, now)
+	}
+	return s + fmt.Sprintf(" (%s, read %s, %s confidence)", q.Source, ago(q.ReadAt, now), confidence(q, now))
 }
 
 // confidence is the signal's own confidence, lowered as it ages.

@@ -77,7 +77,12 @@ func TestExplainGolden(t *testing.T) {
 		}, DefaultWeights},
 		{"isolation_one_engine", func() Request { r := write(); r.Isolation = "sandbox"; return r }, machine, DefaultWeights},
 		{"nothing_fits", func() Request { r := write(); r.Isolation = "isolated"; return r }, machine, DefaultWeights},
-		{"monthly_cap", func() Request { r := write(); r.MaxMicros = 5e6; return r }, func() Snapshot {
+		{"monthly_cap", func() Request { r := write(); r.MaxMicros = 10e6; return r }, func() Snapshot {
+			s := machine()
+			s.Money = Money{CapMicros: 100e6, ChargedMicros: 91e6, ReservedMicros: 6e6}
+			return s
+		}, DefaultWeights},
+		{"monthly_cap_waits", func() Request { r := write(); r.MaxMicros = 5e6; return r }, func() Snapshot {
 			s := machine()
 			s.Money = Money{CapMicros: 100e6, ChargedMicros: 91e6, ReservedMicros: 6e6}
 			return s
@@ -157,9 +162,11 @@ func TestDecide(t *testing.T) {
 			return s
 		}(), w: DefaultWeights(), chosen: "builtin", order: []string{"builtin", "claude", "codex", "opencode"},
 			rejected: map[string]string{"exec": RejectRefused}},
-		{name: "cap", req: Request{Kind: KindWrite, Isolation: "worktree", MaxMicros: 85e6}, snap: machine(), w: DefaultWeights(),
+		{name: "cap", req: Request{Kind: KindWrite, Isolation: "worktree", MaxMicros: 89e6}, snap: machine(), w: DefaultWeights(),
 			rejected:   map[string]string{"builtin": RejectCap, "claude": RejectCap, "codex": RejectCap, "opencode": RejectCap, "exec": RejectRefused},
-			refusalHas: "ask for at most $84.00"},
+			refusalHas: "ask for at most $88.00"},
+		{name: "fits once open reservations close: waits", req: Request{Kind: KindWrite, Isolation: "worktree", MaxMicros: 86e6}, snap: machine(), w: DefaultWeights(),
+			chosen: "builtin", order: []string{"builtin", "codex", "opencode", "claude"}, rejected: map[string]string{"exec": RejectRefused}},
 		{name: "named engine refused says what auto would pick", req: Request{Kind: KindWrite, Isolation: "sandbox", MaxMicros: 2e6, Engine: "claude"},
 			snap: machine(), w: DefaultWeights(), order: []string{"codex"},
 			rejected:   map[string]string{"builtin": RejectIsolation, "claude": RejectIsolation, "exec": RejectIsolation, "opencode": RejectIsolation},

@@ -88,7 +88,7 @@ func (w Weights) stat(engine, kind string) (Stat, string) {
 		return prior, "prior"
 	}
 	if st, ok := w.Stats[engine][kind]; ok && st.Runs > 0 {
-		return st, fmt.Sprintf("calibrated from %d runs", st.Runs)
+		return st, "calibrated from " + plural(st.Runs, "run")
 	}
 	return prior, "prior"
 }
@@ -134,4 +134,12 @@ func (w Weights) Marshal() ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
+}
+
+// plural is "1 run", "3 runs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -412,6 +412,9 @@ func newEnginesCmd(ios *IO) *cobra.Command {
 				}
 				ios.printf("%-10s %s · isolation %s · read-only %v · pays %s\n", e.Name, avail,
 					strings.Join(e.Capabilities.Isolation, ","), e.Capabilities.ReadOnly, e.Capabilities.Pays)
+				if e.Capacity != "" {
+					ios.printf("%-10s capacity: %s\n", "", e.Capacity)
+				}
 			}
 			ios.printf("%s: $%.2f spent, $%.2f reserved of $%.2f · %d/%d running · %d queued\n",
 				res.Month, res.SpentUSD, res.ReservedUSD, res.MonthlyCapUSD, res.Running, res.MaxRunning, res.Queued)

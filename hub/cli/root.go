@@ -127,10 +127,13 @@ func NewRoot(ios *IO) *cobra.Command {
 	root.AddCommand(
 		newStartCmd(ios), newStartManyCmd(ios), newWaitCmd(ios), newStatusCmd(ios), newResultCmd(ios),
 		newReplyCmd(ios), newSteerCmd(ios), newStopCmd(ios), newCleanupCmd(ios), newJobsCmd(ios),
-		newEnginesCmd(ios), newWatchCmd(ios), newServeCmd(ios), newMCPCmd(ios), newShimCmd(ios),
+		newEnginesCmd(ios), newRouteCmd(ios), newWatchCmd(ios), newServeCmd(ios), newMCPCmd(ios), newShimCmd(ios),
 		newAskCmd(ios), newProgressCmd(ios), newStatuslineCmd(ios), newDemoCmd(ios), newVersionCmd(ios), newShutdownCmd(ios),
 		newProfileCmd(ios), newProviderCmd(ios), newWorkerMCPCmd(ios), newInstallCmd(ios), newUninstallCmd(ios), newDoctorCmd(ios),
 	)
+	root.AddCommand(newLedgerCmd(ios))
+	root.AddCommand(newROICmd(ios))
+	root.AddCommand(newDUCmd(ios), newGCCmd(ios))
 	return root
 }
 

@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/hub-agents/hub/router"
 )
 
 // Paths locates everything under one HUB_HOME.
@@ -102,12 +104,15 @@ type Settings struct {
 	VerifyTimeoutS int     `json:"verify_timeout_s"` // HUB_VERIFY_TIMEOUT_S, default 600
 	AskTimeoutS    int     `json:"ask_timeout_s"`    // HUB_ASK_TIMEOUT_S, default 600
 	StallTimeoutS  int     `json:"stall_timeout_s"`  // HUB_STALL_TIMEOUT_S, default 600
+	// JobRetentionDays is how long after it ended a job's worktree, branch,
+	// engine folder and logs stay before `hub gc` collects them.
+	JobRetentionDays int `json:"job_retention_days"` // HUB_JOB_RETENTION_DAYS, default 30
 }
 
 // Defaults returns the built-in settings.
 func Defaults() Settings {
 	return Settings{MaxRunning: 4, MonthlyCapUSD: 100, DefaultMaxUSD: 2, MaxJobUSD: 20,
-		TimeoutS: 1800, VerifyTimeoutS: 600, AskTimeoutS: 600, StallTimeoutS: 600}
+		TimeoutS: 1800, VerifyTimeoutS: 600, AskTimeoutS: 600, StallTimeoutS: 600, JobRetentionDays: 30}
 }
 
 // ConfigDir returns HUB_CONFIG_DIR, else $XDG_CONFIG_HOME/hub, else ~/.config/hub.
@@ -140,7 +145,8 @@ func Load() (Settings, error) {
 		env string
 		dst *int
 	}{{"HUB_MAX_RUNNING", &s.MaxRunning}, {"HUB_TIMEOUT_S", &s.TimeoutS}, {"HUB_VERIFY_TIMEOUT_S", &s.VerifyTimeoutS},
-		{"HUB_ASK_TIMEOUT_S", &s.AskTimeoutS}, {"HUB_STALL_TIMEOUT_S", &s.StallTimeoutS}}
+		{"HUB_ASK_TIMEOUT_S", &s.AskTimeoutS}, {"HUB_STALL_TIMEOUT_S", &s.StallTimeoutS},
+		{"HUB_JOB_RETENTION_DAYS", &s.JobRetentionDays}}
 	for _, e := range ints {
 		if v := os.Getenv(e.env); v != "" {
 			n, err := strconv.Atoi(v)
@@ -174,6 +180,9 @@ func Load() (Settings, error) {
 			return s, fmt.Errorf("timeouts must be at least 1 second")
 		}
 	}
+	if s.JobRetentionDays < 1 {
+		return s, fmt.Errorf("job_retention_days is %d; it must be at least 1", s.JobRetentionDays)
+	}
 	return s, nil
 }
 
@@ -185,3 +194,29 @@ func USD(micros int64) float64 { return float64(micros) / 1e6 }
 
 // Seconds turns a setting into a duration.
 func Seconds(n int) time.Duration { return time.Duration(n) * time.Second }
+
+// RoutingPath is routing.json: HUB_ROUTING, else routing.json in the config directory.
+func RoutingPath() string {
+	if p := os.Getenv("HUB_ROUTING"); p != "" {
+		return p
+	}
+	return filepath.Join(ConfigDir(), "routing.json")
+}
+
+// LoadRouting reads routing.json (absent means the defaults; corrupt is an
+// error that says which file).
+func LoadRouting() (router.Weights, error) {
+	path := RoutingPath()
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return router.DefaultWeights(), nil
+	}
+	if err != nil {
+		return router.Weights{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	w, err := router.ParseWeights(b)
+	if err != nil {
+		return router.Weights{}, fmt.Errorf("%s: %v; fix it, or remove it for the defaults", path, err)
+	}
+	return w, nil
+}

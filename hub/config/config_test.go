@@ -14,7 +14,7 @@ func TestLoad(t *testing.T) {
 	t.Setenv("HOME", dir)
 	t.Setenv("HUB_CONFIG_DIR", dir)
 	for _, k := range []string{"HUB_MAX_RUNNING", "HUB_MONTHLY_CAP_USD", "HUB_DEFAULT_MAX_USD", "HUB_MAX_JOB_USD",
-		"HUB_TIMEOUT_S", "HUB_VERIFY_TIMEOUT_S", "HUB_ASK_TIMEOUT_S", "HUB_STALL_TIMEOUT_S"} {
+		"HUB_TIMEOUT_S", "HUB_VERIFY_TIMEOUT_S", "HUB_ASK_TIMEOUT_S", "HUB_STALL_TIMEOUT_S", "HUB_JOB_RETENTION_DAYS"} {
 		t.Setenv(k, "")
 	}
 	got, err := Load()

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -34,19 +35,14 @@ func (s *Server) cleanup(ctx context.Context, p protocol.CleanupParams) (*protoc
 		return nil, internal(err)
 	}
 	defer unlock()
-	if j.Worktree != "" {
-		if _, err := os.Stat(j.Worktree); err == nil {
-			if dirty, _ := gitx.Dirty(ctx, j.Worktree); dirty {
-				return nil, wrongState("commit or discard the changes in "+j.Worktree+" first",
-					"the worktree of job %s has uncommitted changes made after the job ended", j.ID)
-			}
-			if err := gitx.RemoveWorktree(ctx, repo, j.Worktree, false); err != nil {
-				return nil, internal(err)
-			}
-			res.WorktreeRemoved = true
-		}
+	res.WorktreeRemoved, err = s.removeCheckouts(ctx, repo, j.ID, j.Worktree)
+	switch {
+	case errors.Is(err, errDirtyWorktree):
+		return nil, wrongState("commit or discard the changes in "+j.Worktree+" first",
+			"the worktree of job %s has uncommitted changes made after the job ended", j.ID)
+	case err != nil:
+		return nil, internal(err)
 	}
-	_ = gitx.RemoveWorktree(ctx, repo, s.o.Paths.VerifyTree(j.ID), true)
 	if p.DeleteBranch && j.Branch != "" {
 		if err := gitx.DeleteBranch(ctx, repo, j.Branch); err != nil {
 			return nil, internal(err)
@@ -63,4 +59,28 @@ func (s *Server) cleanup(ctx context.Context, p protocol.CleanupParams) (*protoc
 	_, _ = s.st.AppendEvent(ctx, j.ID, protocol.EventNote, "cleanup: "+text, nil, now())
 	s.poke()
 	return res, nil
+}
+
+// errDirtyWorktree: a worktree has changes made after its job ended. hub never
+// removes one: cleanup refuses, gc keeps it.
+var errDirtyWorktree = errors.New("the worktree has uncommitted changes")
+
+// removeCheckouts removes job id's worktree at wt (unless it has uncommitted
+// changes: errDirtyWorktree) and its verify tree, and reports whether the
+// worktree was there to remove. Cleanup and gc share it; the caller holds
+// the repo's lock.
+func (s *Server) removeCheckouts(ctx context.Context, repo *gitx.Repo, id, wt string) (removed bool, err error) {
+	if wt != "" {
+		if _, err := os.Stat(wt); err == nil {
+			if dirty, _ := gitx.Dirty(ctx, wt); dirty {
+				return false, errDirtyWorktree
+			}
+			if err := gitx.RemoveWorktree(ctx, repo, wt, false); err != nil {
+				return false, err
+			}
+			removed = true
+		}
+	}
+	_ = gitx.RemoveWorktree(ctx, repo, s.o.Paths.VerifyTree(id), true)
+	return removed, nil
 }

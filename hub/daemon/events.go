@@ -2,10 +2,13 @@ package daemon
 
 import (
 	"context"
+	"strings"
+	"time"
 
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/router"
 )
 
 func (s *Server) events(ctx context.Context, p protocol.EventsParams) (*protocol.EventsResult, error) {
@@ -84,10 +87,47 @@ func (s *Server) engines(ctx context.Context) (*protocol.EnginesResult, error) {
 	}
 	res := &protocol.EnginesResult{Month: month, SpentUSD: config.USD(tot.ChargedMicros), ReservedUSD: config.USD(tot.ReservedMicros),
 		MonthlyCapUSD: set.MonthlyCapUSD, Running: running, MaxRunning: set.MaxRunning, Queued: queued}
+	quota, err := s.st.Quotas(ctx)
+	if err != nil {
+		return nil, internal(err)
+	}
+	t := now()
+	capM := config.Micros(set.MonthlyCapUSD)
 	for _, e := range s.o.Engines.All() {
 		a := e.Probe(ctx)
-		res.Engines = append(res.Engines, protocol.EngineInfo{Name: e.Name(), Available: a.Available, Reason: a.Reason,
-			Version: a.Version, Capabilities: e.Capabilities()})
+		info := protocol.EngineInfo{Name: e.Name(), Available: a.Available, Reason: a.Reason,
+			Version: a.Version, Capabilities: e.Capabilities()}
+		for _, q := range quota {
+			if q.Engine == e.Name() {
+				info.Quota = append(info.Quota, q)
+			}
+		}
+		if info.Capabilities.Pays == "api" {
+			used := 100.0
+			if capM > 0 {
+				used = float64(tot.ChargedMicros+tot.ReservedMicros) / float64(capM) * 100
+			}
+			info.Quota = append(info.Quota, protocol.QuotaSignal{Engine: e.Name(), Name: "monthly_cap", UsedPct: used,
+				Exhausted: tot.ChargedMicros+tot.ReservedMicros >= capM, Source: "hub ledger", ReadAt: t, Confidence: protocol.ConfidenceHigh})
+		}
+		info.Capacity = capacity(info, t)
+		res.Engines = append(res.Engines, info)
 	}
 	return res, nil
+}
+
+// capacity is an engine's room in one line.
+func capacity(e protocol.EngineInfo, t time.Time) string {
+	var parts []string
+	for _, q := range e.Quota {
+		parts = append(parts, router.Quota{Name: q.Name, UsedPct: q.UsedPct, Exhausted: q.Exhausted, ResetsAt: q.ResetsAt,
+			Source: q.Source, ReadAt: q.ReadAt, Confidence: q.Confidence}.Line(t))
+	}
+	switch {
+	case len(parts) > 0:
+		return strings.Join(parts, "; ")
+	case e.Capabilities.Pays == "free":
+		return "free: no quota"
+	}
+	return "no quota signal yet (hub reads one from the engine's next run)"
 }

@@ -43,6 +43,10 @@ func (s *Server) handle(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request)
 		return call(ctx, req, s.events)
 	case protocol.MethodEngineList:
 		return s.engines(ctx)
+	case protocol.MethodRouteExplain:
+		return call(ctx, req, s.routeExplain)
+	case protocol.MethodRouteCalibrate:
+		return call(ctx, req, s.routeCalibrate)
 	case protocol.MethodSubscribe:
 		var p protocol.SubscribeParams
 		if err := decode(req, &p); err != nil {
@@ -59,6 +63,14 @@ func (s *Server) handle(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request)
 		return call(ctx, req, s.profileDefault)
 	case protocol.MethodProviderStatus:
 		return call(ctx, req, s.providerStatus)
+	case protocol.MethodLedgerList:
+		return call(ctx, req, s.ledger)
+	case protocol.MethodROIReport:
+		return call(ctx, req, s.roi)
+	case protocol.MethodDU:
+		return call(ctx, req, s.du)
+	case protocol.MethodGC:
+		return call(ctx, req, s.gc)
 	case protocol.MethodShutdown:
 		s.o.Log.Info().Msg("shutdown requested")
 		go s.cancel()

@@ -22,7 +22,11 @@ func (s *Server) start(ctx context.Context, p protocol.StartParams) (*protocol.S
 	if err != nil {
 		return nil, rpc.Errorf(protocol.CodeUnavailable, "fix hub's config file", "%v", err)
 	}
-	req, err := job.Validate(p, set, s.o.Engines)
+	in, err := s.routeInputs(ctx, set)
+	if err != nil {
+		return nil, err
+	}
+	req, err := job.Validate(ctx, p, set, s.o.Engines, in)
 	if err != nil {
 		return nil, fieldError(err)
 	}
@@ -30,10 +34,14 @@ func (s *Server) start(ctx context.Context, p protocol.StartParams) (*protocol.S
 	if err != nil {
 		return nil, internal(err)
 	}
+	route, err := json.Marshal(req.Decision)
+	if err != nil {
+		return nil, internal(err)
+	}
 	j := &store.Job{
 		ID: job.NewID(), Kind: req.Params.Kind, Engine: req.Params.Engine, Model: req.Params.Model,
 		Isolation: req.Params.Isolation, Cwd: req.Params.Cwd, BaseRef: req.Params.Base, BaseSHA: req.BaseSHA,
-		Task: req.Params.Task, Spec: spec, MaxMicros: req.MaxMicros, Notes: req.Notes,
+		Task: req.Params.Task, Spec: spec, MaxMicros: req.MaxMicros, Notes: req.Notes, Route: route,
 	}
 	if req.Repo != nil {
 		j.Repo = req.Repo.Top

@@ -1,18 +1,21 @@
 package job
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/router"
 )
 
 // MaxTaskBytes bounds a task's text. It also travels to exec workers as
@@ -52,11 +55,13 @@ type Request struct {
 	Engine    engine.Engine
 	MaxMicros int64
 	Notes     []string
+	// Decision is the router's: why this engine, and the fallbacks.
+	Decision router.Decision
 }
 
 // Validate checks a start request completely before anything is created.
 // It reads the repo in-process (no git process) so start stays fast.
-func Validate(p protocol.StartParams, s config.Settings, reg *engine.Registry) (*Request, error) {
+func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, reg *engine.Registry, in RouteInputs) (*Request, error) {
 	r := &Request{}
 	if strings.TrimSpace(p.Task) == "" {
 		return nil, bad("task", "say what the worker should do, as you would to a colleague", "task is empty")
@@ -68,56 +73,11 @@ func Validate(p protocol.StartParams, s config.Settings, reg *engine.Registry) (
 	if !utf8.ValidString(p.Task) || strings.ContainsRune(p.Task, 0) {
 		return nil, bad("task", "send the task as UTF-8 text", "task is not valid UTF-8 text")
 	}
-	switch p.Kind {
-	case "":
-		p.Kind = protocol.KindWrite
-	case protocol.KindWrite, protocol.KindRead:
-	default:
-		return nil, bad("kind", "use write (change code on a branch) or read (answer a question)", "unknown kind %q", p.Kind)
+	p, maxMicros, err := normalize(p, s)
+	if err != nil {
+		return nil, err
 	}
-	switch p.Isolation {
-	case "":
-		p.Isolation = protocol.IsolationWorktree
-	case protocol.IsolationWorktree, protocol.IsolationSandbox, protocol.IsolationIsolated, protocol.IsolationUntrusted:
-	default:
-		return nil, bad("isolation", "use one of "+strings.Join(protocol.IsolationLevels, ", "), "unknown isolation level %q", p.Isolation)
-	}
-
-	// Money.
-	maxUSD := s.DefaultMaxUSD
-	if p.MaxUSD != nil {
-		maxUSD = *p.MaxUSD
-	}
-	switch {
-	case math.IsNaN(maxUSD) || math.IsInf(maxUSD, 0):
-		return nil, bad("max_usd", "pass a dollar amount such as 2.5", "max_usd is not a number")
-	case maxUSD < 0:
-		return nil, bad("max_usd", "pass 0 for a job that may spend nothing, or a positive amount", "max_usd is negative (%g)", maxUSD)
-	case maxUSD > s.MaxJobUSD:
-		return nil, refused("max_usd", fmt.Sprintf("ask for at most $%.2f, or raise max_job_usd in hub's config", s.MaxJobUSD),
-			"max_usd $%.2f is above the per-job ceiling of $%.2f", maxUSD, s.MaxJobUSD)
-	case maxUSD > s.MonthlyCapUSD:
-		return nil, refused("max_usd", "ask for less, or raise monthly_cap_usd", "max_usd $%.2f is above the monthly cap of $%.2f", maxUSD, s.MonthlyCapUSD)
-	}
-	r.MaxMicros = config.Micros(maxUSD)
-	p.MaxUSD = &maxUSD
-
-	// Timeouts.
-	for _, t := range []struct {
-		name string
-		v    *int
-		def  int
-	}{{"timeout_s", &p.TimeoutS, s.TimeoutS}, {"verify_timeout_s", &p.VerifyTimeoutS, s.VerifyTimeoutS},
-		{"ask_timeout_s", &p.AskTimeoutS, s.AskTimeoutS}, {"stall_timeout_s", &p.StallTimeoutS, s.StallTimeoutS}} {
-		switch {
-		case *t.v < 0:
-			return nil, bad(t.name, "pass a number of seconds, or leave it out for the default", "%s is negative", t.name)
-		case *t.v > maxTimeoutS:
-			return nil, bad(t.name, "at most a week (604800 s)", "%s of %d s is too long", t.name, *t.v)
-		case *t.v == 0:
-			*t.v = t.def
-		}
-	}
+	r.MaxMicros = maxMicros
 	if p.MaxTurns < 0 {
 		return nil, bad("max_turns", "pass a positive number of turns", "max_turns is negative")
 	}
@@ -164,17 +124,23 @@ func Validate(p protocol.StartParams, s config.Settings, reg *engine.Registry) (
 		return nil, bad("repo", "pass the absolute path of a git checkout", "repo is required for a write job")
 	}
 
-	// Engine.
-	e, err := pickEngine(p, reg)
-	if err != nil {
-		return nil, err
+	// Engine: the one named, or the router's pick.
+	if p.Engine != "" && p.Engine != "auto" {
+		if _, ok := reg.Get(p.Engine); !ok {
+			return nil, bad("engine", "use auto or one of: "+strings.Join(reg.Names(), ", "), "unknown engine %q", p.Engine)
+		}
 	}
-	r.Engine = e
-	p.Engine = e.Name()
-	if p.Kind == protocol.KindRead && r.Repo == nil && !e.Capabilities().ReadOnly {
-		return nil, refused("cwd", "pass repo instead: hub then answers in a throwaway checkout it removes after",
-			"engine %s cannot run read-only in a plain directory", e.Name())
+	d := Route(ctx, p, r.Repo != nil, r.MaxMicros, reg, in)
+	if d.Chosen == "" {
+		return nil, routeRefusal(d)
 	}
+	r.Decision = d
+	r.Engine, _ = reg.Get(d.Chosen)
+	p.Engine = d.Chosen
+	if d.Request.Auto() {
+		r.Notes = append(r.Notes, d.Summary())
+	}
+	r.Notes = append(r.Notes, d.Notes...)
 	if p.Isolation == protocol.IsolationWorktree {
 		r.Notes = append(r.Notes, "isolation worktree: a separate checkout and branch, not a sandbox; the worker runs as you")
 	}
@@ -182,48 +148,145 @@ func Validate(p protocol.StartParams, s config.Settings, reg *engine.Registry) (
 	return r, nil
 }
 
-func pickEngine(p protocol.StartParams, reg *engine.Registry) (engine.Engine, error) {
+// normalize checks and fills in what start and route explain share: kind,
+// isolation, budget and timeouts.
+func normalize(p protocol.StartParams, s config.Settings) (protocol.StartParams, int64, error) {
+	switch p.Kind {
+	case "":
+		p.Kind = protocol.KindWrite
+	case protocol.KindWrite, protocol.KindRead:
+	default:
+		return p, 0, bad("kind", "use write (change code on a branch) or read (answer a question)", "unknown kind %q", p.Kind)
+	}
+	switch p.Isolation {
+	case "":
+		p.Isolation = protocol.IsolationWorktree
+	case protocol.IsolationWorktree, protocol.IsolationSandbox, protocol.IsolationIsolated, protocol.IsolationUntrusted:
+	default:
+		return p, 0, bad("isolation", "use one of "+strings.Join(protocol.IsolationLevels, ", "), "unknown isolation level %q", p.Isolation)
+	}
+
+	// Money.
+	maxUSD := s.DefaultMaxUSD
+	if p.MaxUSD != nil {
+		maxUSD = *p.MaxUSD
+	}
+	switch {
+	case math.IsNaN(maxUSD) || math.IsInf(maxUSD, 0):
+		return p, 0, bad("max_usd", "pass a dollar amount such as 2.5", "max_usd is not a number")
+	case maxUSD < 0:
+		return p, 0, bad("max_usd", "pass 0 for a job that may spend nothing, or a positive amount", "max_usd is negative (%g)", maxUSD)
+	case maxUSD > s.MaxJobUSD:
+		return p, 0, refused("max_usd", fmt.Sprintf("ask for at most $%.2f, or raise max_job_usd in hub's config", s.MaxJobUSD),
+			"max_usd $%.2f is above the per-job ceiling of $%.2f", maxUSD, s.MaxJobUSD)
+	case maxUSD > s.MonthlyCapUSD:
+		return p, 0, refused("max_usd", "ask for less, or raise monthly_cap_usd", "max_usd $%.2f is above the monthly cap of $%.2f", maxUSD, s.MonthlyCapUSD)
+	}
+	p.MaxUSD = &maxUSD
+
+	// Timeouts.
+	for _, t := range []struct {
+		name string
+		v    *int
+		def  int
+	}{{"timeout_s", &p.TimeoutS, s.TimeoutS}, {"verify_timeout_s", &p.VerifyTimeoutS, s.VerifyTimeoutS},
+		{"ask_timeout_s", &p.AskTimeoutS, s.AskTimeoutS}, {"stall_timeout_s", &p.StallTimeoutS, s.StallTimeoutS}} {
+		switch {
+		case *t.v < 0:
+			return p, 0, bad(t.name, "pass a number of seconds, or leave it out for the default", "%s is negative", t.name)
+		case *t.v > maxTimeoutS:
+			return p, 0, bad(t.name, "at most a week (604800 s)", "%s of %d s is too long", t.name, *t.v)
+		case *t.v == 0:
+			*t.v = t.def
+		}
+	}
+	return p, config.Micros(*p.MaxUSD), nil
+}
+
+// Explain is the router's decision for p, made as start would make it,
+// without the checks that only matter to a real start (task, repo, base).
+// A job with neither repo nor cwd is taken to have a repo.
+func Explain(ctx context.Context, p protocol.StartParams, s config.Settings, reg *engine.Registry, in RouteInputs) (router.Decision, error) {
+	p, maxMicros, err := normalize(p, s)
+	if err != nil {
+		return router.Decision{}, err
+	}
 	if p.Engine != "" && p.Engine != "auto" {
-		e, ok := reg.Get(p.Engine)
-		if !ok {
-			return nil, bad("engine", "use auto or one of: "+strings.Join(reg.Names(), ", "), "unknown engine %q", p.Engine)
+		if _, ok := reg.Get(p.Engine); !ok {
+			return router.Decision{}, bad("engine", "use auto or one of: "+strings.Join(reg.Names(), ", "), "unknown engine %q", p.Engine)
 		}
-		if err := canTake(e, p); err != nil {
-			return nil, err
-		}
-		return e, nil
 	}
-	var why []string
+	hasRepo := p.Repo != "" || p.Cwd == ""
+	return Route(ctx, p, hasRepo, maxMicros, reg, in), nil
+}
+
+// RouteInputs are what the router needs beyond the request and the
+// engines: the month's money, quota signals, routing.json and the time.
+type RouteInputs struct {
+	Money   router.Money
+	Quota   []protocol.QuotaSignal
+	Weights router.Weights
+	Now     time.Time
+}
+
+// Route asks the router which engine takes p: it builds the snapshot from
+// the registry (each engine's capabilities, whether it is available here,
+// its own check of p) and in. hasRepo says the job has a repo (a read job
+// without one runs in a plain directory, so it needs a read-only engine).
+func Route(ctx context.Context, p protocol.StartParams, hasRepo bool, maxMicros int64, reg *engine.Registry, in RouteInputs) router.Decision {
+	req := router.Request{Kind: p.Kind, Isolation: p.Isolation, ReadOnly: p.Kind == protocol.KindRead && !hasRepo,
+		MaxMicros: maxMicros, Effort: p.Effort, Engine: p.Engine, Profile: p.Profile}
+	snap := router.Snapshot{Now: in.Now, Money: in.Money}
 	for _, e := range reg.All() {
-		if err := canTake(e, p); err != nil {
-			why = append(why, e.Name()+": "+err.Error())
-			continue
+		caps := e.Capabilities()
+		re := router.Engine{Name: e.Name(), Isolation: caps.Isolation, ReadOnly: caps.ReadOnly, Pays: caps.Pays}
+		if a := e.Probe(ctx); a.Available {
+			re.Installed = true
+		} else {
+			re.Why = a.Reason
 		}
-		return e, nil
+		if re.Installed {
+			if err := e.Check(p); err != nil {
+				re.Refusal = err.Error()
+			}
+		}
+		for _, q := range in.Quota {
+			if q.Engine == e.Name() {
+				re.Quota = append(re.Quota, router.Quota{Name: q.Name, UsedPct: q.UsedPct, Exhausted: q.Exhausted,
+					ResetsAt: q.ResetsAt, Source: q.Source, ReadAt: q.ReadAt, Confidence: q.Confidence})
+			}
+		}
+		snap.Engines = append(snap.Engines, re)
 	}
-	return nil, refused("engine", "name an engine that fits, or change the request", "no engine can take this job (%s)", strings.Join(why, "; "))
+	return router.Decide(req, snap, in.Weights)
 }
 
-func canTake(e engine.Engine, p protocol.StartParams) error {
-	caps := e.Capabilities()
-	if !contains(caps.Isolation, p.Isolation) {
-		return refused("isolation", "ask for a level it can enforce, or pick another engine",
-			"engine %s cannot enforce isolation %s (it enforces: %s); hub refuses rather than downgrade",
-			e.Name(), p.Isolation, strings.Join(caps.Isolation, ", "))
-	}
-	if err := e.Check(p); err != nil {
-		return bad("engine", "change the request as the message says, or pick another engine", "%v", err)
-	}
-	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
+// routeRefusal turns a refused decision into a start error on the field a
+// caller changes to fix it.
+func routeRefusal(d router.Decision) *FieldError {
+	hint := "hub route explain, with the same flags, shows every engine and why"
+	codes := map[string]bool{}
+	for _, r := range d.Rejected {
+		if d.Request.Auto() || r.Engine == d.Request.Engine {
+			codes[r.Code] = true
 		}
 	}
-	return false
+	if len(codes) == 1 {
+		for code := range codes {
+			switch code {
+			case router.RejectRefused:
+				// The engine's own check: the request is malformed for it.
+				return bad("engine", "change the request as the message says, or pick another engine", "%s", d.Refusal)
+			case router.RejectIsolation:
+				return refused("isolation", "ask for a level an engine here can enforce; hub refuses rather than downgrade", "%s", d.Refusal)
+			case router.RejectBudget, router.RejectCap:
+				return refused("max_usd", hint, "%s", d.Refusal)
+			case router.RejectReadOnly:
+				return refused("cwd", "pass repo instead of cwd", "%s", d.Refusal)
+			}
+		}
+	}
+	return refused("engine", hint, "%s", d.Refusal)
 }
 
 func repoHint(err error) string {

@@ -13,7 +13,7 @@ import (
 func addEngines(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "engines",
-		Description: "Engines on this machine, capacity and this month's spend.",
+		Description: "Engines here, capacity (source, age, confidence), month's spend.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, *protocol.EnginesResult, error) {
 		var out protocol.EnginesResult
@@ -43,6 +43,9 @@ func enginesText(r *protocol.EnginesResult) string {
 			if e.Reason != "" {
 				fmt.Fprintf(&b, ": %s", oneLine(e.Reason, 120))
 			}
+		}
+		if e.Capacity != "" {
+			fmt.Fprintf(&b, " · capacity: %s", e.Capacity)
 		}
 		b.WriteString("\n")
 	}

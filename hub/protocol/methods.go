@@ -2,27 +2,35 @@ package protocol
 
 // Requests a client sends to the daemon (hub serve).
 const (
-	MethodInitialize = "initialize"       // InitializeParams → InitializeResult
-	MethodJobStart   = "job/start"        // StartParams → StartResult
-	MethodStartMany  = "job/startMany"    // StartManyParams → StartManyResult
-	MethodJobWait    = "job/wait"         // WaitParams → WaitResult
-	MethodJobStatus  = "job/status"       // IDParams → JobStatus
-	MethodJobList    = "job/list"         // ListParams → ListResult
-	MethodJobResult  = "job/result"       // ResultParams → ResultResult
-	MethodJobReply   = "job/reply"        // ReplyParams → ReplyResult
-	MethodJobSteer   = "job/steer"        // SteerParams → SteerResult
-	MethodJobStop    = "job/stop"         // IDParams → JobStatus
-	MethodJobCleanup = "job/cleanup"      // CleanupParams → CleanupResult
-	MethodJobEvents  = "job/events"       // EventsParams → EventsResult
-	MethodEngineList = "engine/list"      // struct{} → EnginesResult
-	MethodSubscribe  = "events/subscribe" // SubscribeParams → SubscribeResult; then JobChanged/JobEvent notifications
-	MethodShutdown   = "hub/shutdown"     // struct{} → struct{}: the daemon stops serving (jobs keep running in their shims)
+	MethodInitialize     = "initialize"       // InitializeParams → InitializeResult
+	MethodJobStart       = "job/start"        // StartParams → StartResult
+	MethodStartMany      = "job/startMany"    // StartManyParams → StartManyResult
+	MethodJobWait        = "job/wait"         // WaitParams → WaitResult
+	MethodJobStatus      = "job/status"       // IDParams → JobStatus
+	MethodJobList        = "job/list"         // ListParams → ListResult
+	MethodJobResult      = "job/result"       // ResultParams → ResultResult
+	MethodJobReply       = "job/reply"        // ReplyParams → ReplyResult
+	MethodJobSteer       = "job/steer"        // SteerParams → SteerResult
+	MethodJobStop        = "job/stop"         // IDParams → JobStatus
+	MethodJobCleanup     = "job/cleanup"      // CleanupParams → CleanupResult
+	MethodJobEvents      = "job/events"       // EventsParams → EventsResult
+	MethodEngineList     = "engine/list"      // struct{} → EnginesResult
+	MethodRouteExplain   = "route/explain"    // StartParams → RouteExplainResult
+	MethodRouteCalibrate = "route/calibrate"  // RouteCalibrateParams → RouteCalibrateResult
+	MethodSubscribe      = "events/subscribe" // SubscribeParams → SubscribeResult; then JobChanged/JobEvent notifications
+	MethodShutdown       = "hub/shutdown"     // struct{} → struct{}: the daemon stops serving (jobs keep running in their shims)
 
 	MethodProfileList    = "profile/list"    // struct{} → ProfileListResult
 	MethodProfileSet     = "profile/set"     // ProfileSetParams → ProfileInfo
 	MethodProfileRemove  = "profile/remove"  // ProfileNameParams → ProfileListResult
 	MethodProfileDefault = "profile/default" // ProfileNameParams → ProfileListResult
 	MethodProviderStatus = "provider/status" // ProfileNameParams (empty: every profile) → ProviderStatusResult
+
+	MethodLedgerList = "ledger/list" // LedgerParams → LedgerResult
+	MethodROIReport  = "roi/report"  // ROIParams → ROIResult
+
+	MethodDU = "hub/du" // DUParams → DUResult: disk use per job and of HUB_HOME
+	MethodGC = "hub/gc" // GCParams → GCResult: remove what old ended jobs left (dry run unless apply)
 
 	// MethodCancelRequest is the LSP-style notification that cancels an
 	// in-flight request: params {"id": <request id>}.

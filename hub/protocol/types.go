@@ -91,7 +91,7 @@ type StartParams struct {
 	Kind string `json:"kind,omitempty"`
 	// Files are where the worker should look first.
 	Files []string `json:"files,omitempty"`
-	// Engine names the engine (default auto: the first that can take the job).
+	// Engine names the engine (default auto: the router picks one that can take the job; hub route explain says why).
 	Engine string `json:"engine,omitempty"`
 	// Exec is the shell command the exec engine runs as the worker.
 	Exec    string `json:"exec,omitempty"`
@@ -473,6 +473,11 @@ type EngineInfo struct {
 	Reason       string             `json:"reason,omitempty"` // why not available
 	Version      string             `json:"version,omitempty"`
 	Capabilities EngineCapabilities `json:"capabilities"`
+	// Quota is what hub knows of the engine's room: provider windows it
+	// reported, and hub's monthly cap for engines that pay in dollars.
+	Quota []QuotaSignal `json:"quota,omitempty"`
+	// Capacity says the same in one line, with source, freshness and confidence.
+	Capacity string `json:"capacity"`
 }
 
 // EnginesResult lists engines and the money view.

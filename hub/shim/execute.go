@@ -16,6 +16,7 @@ import (
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/router"
 	"github.com/hub-agents/hub/rubric"
 )
 
@@ -103,6 +104,52 @@ func (s *shim) prepare(ctx context.Context) error {
 	return nil
 }
 
+// startEngine starts the job's engine; when it fails to start (a binary
+// gone, a profile or key that vanished since the job was routed) and the
+// router picked it (engine auto), the next candidate of the job's decision
+// is tried, and the decision records each failure. An engine the caller
+// named is never swapped.
+func (s *shim) startEngine(ctx context.Context, start func(engine.Engine) (engine.Run, error)) (engine.Run, error) {
+	var d router.Decision
+	if len(s.job.Route) > 0 {
+		if err := json.Unmarshal(s.job.Route, &d); err != nil {
+			s.o.Log.Warn().Err(err).Msg("the job's route is unreadable; no fallback")
+		}
+	}
+	for {
+		r, err := start(s.eng)
+		if err == nil {
+			return r, nil
+		}
+		next := d.Next(s.eng.Name())
+		for next != "" {
+			e, ok := s.o.Engines.Get(next)
+			if ok && e.Check(s.params) == nil {
+				break
+			}
+			next = d.Next(next)
+		}
+		if next == "" {
+			return nil, err
+		}
+		d.Fallbacks = append(d.Fallbacks, router.Fallback{Engine: s.eng.Name(), Error: err.Error()})
+		d.Chosen = next
+		from := s.eng.Name()
+		s.eng, _ = s.o.Engines.Get(next)
+		s.params.Engine = next
+		route, _ := json.Marshal(d)
+		spec, _ := json.Marshal(s.params)
+		if uerr := s.st.Update(ctx, s.job.ID, func(rec *store.Job) error {
+			rec.Engine, rec.Route, rec.Spec = next, route, spec
+			return nil
+		}); uerr != nil {
+			return nil, fmt.Errorf("%v; and recording the fallback to %s failed: %v", err, next, uerr)
+		}
+		s.job.Engine, s.job.Route, s.job.Spec = next, route, spec
+		s.record(ctx, protocol.EventNote, fmt.Sprintf("fallback: engine %s did not start (%v); trying %s", from, err, next), nil)
+	}
+}
+
 // notRun is the outcome of a worker that never started: nothing was spent.
 var notRun = engine.Outcome{ExitCode: -1, CostKnown: true}
 
@@ -124,15 +171,17 @@ func (s *shim) run(ctx context.Context) ending {
 	env := workerEnv(s.o.HubBinary,
 		"HUB_JOB="+j.ID, "HUB_SOCKET="+s.o.Paths.ShimSocket(j.ID), "HUB_TASK="+j.Task)
 	scratch := s.o.Paths.EngineHome(j.ID)
-	err = os.RemoveAll(scratch)
-	if err == nil {
-		err = os.MkdirAll(scratch, 0o700)
-	}
-	if err != nil {
-		return ending{state: protocol.StateFailed, err: "cannot make the engine's folder: " + err.Error(), outcome: notRun}
-	}
-	r, err := s.eng.Start(ctx, engine.Spec{JobID: j.ID, Dir: s.dir, BaseSHA: j.BaseSHA, Params: s.params, MaxMicros: j.MaxMicros,
-		Env: env, Output: &activityWriter{w: out, s: s}, Mailbox: mailbox{s}, Scratch: scratch, HubBinary: s.o.HubBinary})
+	r, err := s.startEngine(ctx, func(e engine.Engine) (engine.Run, error) {
+		// A fresh, empty folder for each engine tried.
+		if err := os.RemoveAll(scratch); err != nil {
+			return nil, fmt.Errorf("cannot clear the engine's folder: %w", err)
+		}
+		if err := os.MkdirAll(scratch, 0o700); err != nil {
+			return nil, fmt.Errorf("cannot make the engine's folder: %w", err)
+		}
+		return e.Start(ctx, engine.Spec{JobID: j.ID, Dir: s.dir, BaseSHA: j.BaseSHA, Params: s.params, MaxMicros: j.MaxMicros,
+			Env: env, Output: &activityWriter{w: out, s: s}, Mailbox: mailbox{s}, Scratch: scratch, HubBinary: s.o.HubBinary})
+	})
 	if err != nil {
 		return ending{state: protocol.StateFailed, err: "the engine did not start: " + err.Error(), outcome: notRun}
 	}

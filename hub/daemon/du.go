@@ -1,0 +1,80 @@
+package daemon
+
+import (
+	"cmp"
+	"context"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+// du measures hub's disk use: each job's worktrees, journal, logs and
+// engine folder, largest first, and HUB_HOME's totals. It only reads.
+func (s *Server) du(ctx context.Context, _ protocol.DUParams) (*protocol.DUResult, error) {
+	jobs, err := s.st.ListJobs(ctx, nil, "", 0)
+	if err != nil {
+		return nil, internal(err)
+	}
+	p := s.o.Paths
+	res := &protocol.DUResult{Home: p.Home, Jobs: make([]protocol.DUJob, 0, len(jobs))}
+	for _, j := range jobs {
+		u := s.jobUsage(ctx, j.ID)
+		res.Jobs = append(res.Jobs, protocol.DUJob{ID: j.ID, State: j.State, Repo: j.Repo, EndedAt: j.EndedAt, DUUsage: u})
+		res.JobsTotal.WorktreeBytes += u.WorktreeBytes
+		res.JobsTotal.JournalBytes += u.JournalBytes
+		res.JobsTotal.LogsBytes += u.LogsBytes
+		res.JobsTotal.EngineBytes += u.EngineBytes
+		res.JobsTotal.TotalBytes += u.TotalBytes
+	}
+	slices.SortStableFunc(res.Jobs, func(a, b protocol.DUJob) int {
+		if c := cmp.Compare(b.TotalBytes, a.TotalBytes); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	for _, f := range []string{p.DB(), p.DB() + "-wal", p.DB() + "-shm"} {
+		res.DBBytes += diskUse(ctx, f)
+	}
+	res.LogsBytes = diskUse(ctx, p.LogsDir())
+	res.HomeBytes = diskUse(ctx, p.Home)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// jobUsage measures what job id keeps on disk.
+func (s *Server) jobUsage(ctx context.Context, id string) protocol.DUUsage {
+	p := s.o.Paths
+	u := protocol.DUUsage{
+		WorktreeBytes: diskUse(ctx, p.Worktree(id)) + diskUse(ctx, p.VerifyTree(id)),
+		JournalBytes:  diskUse(ctx, p.Journal(id)),
+		LogsBytes:     diskUse(ctx, p.ShimLog(id)) + diskUse(ctx, p.WorkerLog(id)),
+		EngineBytes:   diskUse(ctx, p.EngineHome(id)),
+	}
+	u.TotalBytes = u.WorktreeBytes + diskUse(ctx, p.JobDir(id))
+	return u
+}
+
+// diskUse is the apparent size of the file or tree at path: the sizes of
+// its files and symlinks (not followed), 0 when it does not exist. What it
+// cannot read is left out; it stops early when ctx is done.
+func diskUse(ctx context.Context, path string) int64 {
+	var n int64
+	_ = filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			n += fi.Size()
+		}
+		return nil
+	})
+	return n
+}

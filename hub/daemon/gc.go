@@ -1,0 +1,424 @@
+package daemon
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/hub/job"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/hub/store"
+)
+
+// maxRetention bounds older_than_s, so it stays a time.Duration.
+const maxRetention = 100 * 365 * 24 * time.Hour
+
+// gc removes what old ended jobs left behind: their worktrees, verify trees,
+// engine folders and logs, and their branches once the work is merged (any
+// branch with --force). The records and journals stay. Without apply it
+// changes nothing and says what it would do.
+func (s *Server) gc(ctx context.Context, p protocol.GCParams) (*protocol.GCResult, error) {
+	var olderThan time.Duration
+	switch {
+	case p.OlderThanS == nil:
+		set, err := config.Load()
+		if err != nil {
+			return nil, rpc.Errorf(protocol.CodeUnavailable, "fix hub's config file", "%v", err)
+		}
+		olderThan = time.Duration(set.JobRetentionDays) * 24 * time.Hour
+	case *p.OlderThanS < 0:
+		return nil, invalid("older_than_s", "pass 0 or more seconds, or leave it out for the job_retention_days setting",
+			"older_than_s is negative (%d)", *p.OlderThanS)
+	case *p.OlderThanS > int64(maxRetention/time.Second):
+		return nil, invalid("older_than_s", "pass at most 100 years", "older_than_s is too large (%d)", *p.OlderThanS)
+	default:
+		olderThan = time.Duration(*p.OlderThanS) * time.Second
+	}
+	return s.collect(ctx, p, olderThan, now())
+}
+
+// collect is gc at the time now: it decides per job and, with p.Apply,
+// removes. Each repository's jobs are handled under its lock (apply only),
+// so gc never races a job being prepared or a cleanup.
+func (s *Server) collect(ctx context.Context, p protocol.GCParams, olderThan time.Duration, now time.Time) (*protocol.GCResult, error) {
+	jobs, err := s.st.ListJobs(ctx, nil, "", 0)
+	if err != nil {
+		return nil, internal(err)
+	}
+	res := &protocol.GCResult{Applied: p.Apply, OlderThanS: int64(olderThan / time.Second), Force: p.Force, Jobs: []protocol.GCJob{}}
+	cutoff := now.Add(-olderThan)
+	out := make([]protocol.GCJob, len(jobs))
+	byRepo := map[string][]int{}
+	var repos []string
+	for i, j := range jobs {
+		out[i] = protocol.GCJob{ID: j.ID, State: j.State, Repo: j.Repo, EndedAt: j.EndedAt}
+		reason, err := s.mustKeep(ctx, j, cutoff, olderThan, now)
+		if err != nil {
+			return nil, internal(err)
+		}
+		if reason != "" {
+			out[i].Action, out[i].Reason = protocol.GCKeep, reason
+			continue
+		}
+		if _, ok := byRepo[j.Repo]; !ok {
+			repos = append(repos, j.Repo)
+		}
+		byRepo[j.Repo] = append(byRepo[j.Repo], i)
+	}
+	for _, top := range repos {
+		if ctx.Err() != nil { // the caller left: say which jobs were not looked at
+			for _, i := range byRepo[top] {
+				out[i].Action, out[i].Reason = protocol.GCSkip, "gc was cancelled before it got to this job"
+			}
+			continue
+		}
+		s.collectRepo(ctx, top, jobs, byRepo[top], out, p)
+	}
+	touched := false
+	for i := range out {
+		g := &out[i]
+		if g.Action == "" {
+			g.Action, g.Reason = jobAction(g.Items)
+		}
+		if g.Action == "" {
+			res.Clean++
+			continue
+		}
+		for _, it := range g.Items {
+			switch {
+			case it.Error != "":
+				res.Failed++
+			case it.Action == protocol.GCRemove:
+				res.FreedBytes += it.Bytes
+			}
+		}
+		if p.Apply && g.Action == protocol.GCRemove {
+			touched = true
+			_, _ = s.st.AppendEvent(context.WithoutCancel(ctx), g.ID, protocol.EventNote, "gc: "+removedText(g.Items), nil, now)
+		}
+		res.Jobs = append(res.Jobs, *g)
+	}
+	if touched {
+		s.poke()
+	}
+	return res, nil
+}
+
+// mustKeep says why job j is kept whole ("" when gc may look at what it left):
+// it has not ended, a question of it waits for an answer, or it ended too
+// recently.
+func (s *Server) mustKeep(ctx context.Context, j *store.Job, cutoff time.Time, olderThan time.Duration, now time.Time) (string, error) {
+	qs, err := s.st.PendingQuestions(ctx, j.ID)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case len(qs) > 0:
+		return fmt.Sprintf("its question %s is not answered yet", qs[0].ID), nil
+	case !j.State.Terminal():
+		return fmt.Sprintf("it is %s; gc never touches a job that has not ended", j.State), nil
+	case j.EndedAt.IsZero():
+		return "no end time is recorded", nil
+	case j.EndedAt.After(cutoff):
+		return fmt.Sprintf("it ended %s ago; the retention is %s", gcAgo(now.Sub(j.EndedAt)), gcSpan(olderThan)), nil
+	}
+	return "", nil
+}
+
+// collectRepo handles the old ended jobs idx of the repository at top ("" for
+// jobs without one), filling out[i].Items.
+func (s *Server) collectRepo(ctx context.Context, top string, jobs []*store.Job, idx []int, out []protocol.GCJob, p protocol.GCParams) {
+	var repo *gitx.Repo
+	var repoErr error
+	if top != "" {
+		repo, repoErr = gitx.Open(top)
+		if repoErr == nil && p.Apply {
+			unlock, err := gitx.LockRepo(ctx, s.o.Paths.LocksDir(), repo)
+			if err != nil {
+				for _, i := range idx {
+					out[i].Action, out[i].Reason = protocol.GCSkip, "cannot lock its repository: "+err.Error()
+				}
+				return
+			}
+			defer unlock()
+		}
+	}
+	for _, i := range idx {
+		j := jobs[i]
+		g := &out[i]
+		switch {
+		case top == "":
+		case repoErr != nil:
+			g.Items = append(g.Items, s.orphanedCheckouts(ctx, j, repoErr)...)
+		default:
+			g.Items = append(g.Items, s.collectGit(ctx, repo, j, p)...)
+		}
+		g.Items = append(g.Items, s.collectFiles(ctx, j, p.Apply)...)
+	}
+}
+
+// orphanedCheckouts lists the checkouts of a job whose repository cannot be
+// opened (it moved or vanished): they are skipped, since they may hold work
+// found nowhere else.
+func (s *Server) orphanedCheckouts(ctx context.Context, j *store.Job, repoErr error) []protocol.GCItem {
+	var items []protocol.GCItem
+	for _, c := range []struct{ kind, path string }{
+		{protocol.GCWorktree, s.o.Paths.Worktree(j.ID)}, {protocol.GCVerifyTree, s.o.Paths.VerifyTree(j.ID)},
+	} {
+		if !gcExists(c.path) {
+			continue
+		}
+		items = append(items, protocol.GCItem{Kind: c.kind, Path: c.path, Bytes: diskUse(ctx, c.path),
+			Action: protocol.GCSkip,
+			Reason: fmt.Sprintf("its repository %s cannot be opened (%v); if the repo moved or is gone, look for work in it and remove it by hand",
+				j.Repo, repoErr)})
+	}
+	return items
+}
+
+// collectGit decides on job j's worktree, verify tree and branch in repo and,
+// with p.Apply, removes them. The caller holds the repo's lock when applying.
+func (s *Server) collectGit(ctx context.Context, repo *gitx.Repo, j *store.Job, p protocol.GCParams) []protocol.GCItem {
+	var items []protocol.GCItem
+	wt := s.o.Paths.Worktree(j.ID)
+	wtItem, vtItem, brItem := -1, -1, -1
+	wtKept := false
+	if gcExists(wt) {
+		it := protocol.GCItem{Kind: protocol.GCWorktree, Path: wt, Bytes: diskUse(ctx, wt)}
+		it.Action, it.Reason = worktreeAction(ctx, repo, wt)
+		wtKept = it.Action != protocol.GCRemove
+		wtItem = len(items)
+		items = append(items, it)
+	}
+	if vt := s.o.Paths.VerifyTree(j.ID); gcExists(vt) {
+		vtItem = len(items)
+		items = append(items, protocol.GCItem{Kind: protocol.GCVerifyTree, Path: vt, Bytes: diskUse(ctx, vt), Action: protocol.GCRemove})
+	}
+	if j.Branch != "" && j.Branch == job.Branch(j.ID) {
+		it := protocol.GCItem{Kind: protocol.GCBranch, Branch: j.Branch}
+		ok, err := gitx.BranchExists(ctx, repo, j.Branch)
+		switch {
+		case err != nil:
+			it.Action, it.Reason = protocol.GCKeep, "cannot tell whether it exists: "+err.Error()
+		case !ok:
+		case wtKept:
+			it.Action, it.Reason = protocol.GCKeep, "it is checked out in the job's worktree, which is kept"
+		default:
+			it.Action, it.Reason = branchAction(ctx, repo, j, p.Force)
+		}
+		if it.Action != "" {
+			brItem = len(items)
+			items = append(items, it)
+		}
+	}
+	if !p.Apply {
+		return items
+	}
+
+	if (wtItem >= 0 && items[wtItem].Action == protocol.GCRemove) || vtItem >= 0 {
+		path := ""
+		if wtItem >= 0 && items[wtItem].Action == protocol.GCRemove {
+			path = wt
+		}
+		removed, err := s.removeCheckouts(ctx, repo, j.ID, path)
+		if err != nil && wtItem >= 0 {
+			items[wtItem].Error = err.Error()
+			if errors.Is(err, errDirtyWorktree) {
+				items[wtItem].Error = "it has uncommitted changes now; it is kept"
+			}
+		}
+		if removed && j.Worktree == wt {
+			if err := s.st.Update(ctx, j.ID, func(r *store.Job) error { r.Worktree = ""; return nil }); err != nil {
+				s.o.Log.Error().Err(err).Str("job", j.ID).Msg("gc: record the removed worktree")
+			}
+		}
+		if vtItem >= 0 && gcExists(items[vtItem].Path) {
+			items[vtItem].Error = "it is still there after git worktree remove"
+		}
+	}
+	if brItem >= 0 && items[brItem].Action == protocol.GCRemove {
+		switch {
+		case wtItem >= 0 && items[wtItem].Error != "":
+			items[brItem].Error = "not deleted: the job's worktree could not be removed"
+		default:
+			if err := gitx.DeleteBranch(ctx, repo, j.Branch); err != nil {
+				items[brItem].Error = err.Error()
+			}
+		}
+	}
+	return items
+}
+
+// worktreeAction decides on a job's worktree: it goes only when it is a
+// checkout of repo, has no uncommitted changes (whatever force says) and its
+// HEAD is on some branch.
+func worktreeAction(ctx context.Context, repo *gitx.Repo, wt string) (action, reason string) {
+	wr, err := gitx.Open(wt)
+	if err != nil {
+		return protocol.GCSkip, fmt.Sprintf("it is not a working git checkout (%v); look at it, then remove it by hand", err)
+	}
+	if wr.CommonDir != repo.CommonDir {
+		return protocol.GCSkip, fmt.Sprintf("it belongs to the repository at %s, not %s; did the repo move?", wr.CommonDir, repo.Top)
+	}
+	dirty, err := gitx.Dirty(ctx, wt)
+	if err != nil {
+		return protocol.GCKeep, "cannot tell whether it has uncommitted changes: " + err.Error()
+	}
+	if dirty {
+		return protocol.GCKeep, "it has uncommitted changes; gc never removes those, not even with --force (commit or discard them first)"
+	}
+	head, err := gitx.Head(ctx, wt)
+	if err != nil {
+		return protocol.GCKeep, "cannot read its HEAD: " + err.Error()
+	}
+	on, err := gitx.BranchesContaining(ctx, repo.Top, head)
+	if err != nil {
+		return protocol.GCKeep, "cannot tell which branches hold its HEAD: " + err.Error()
+	}
+	if len(on) == 0 {
+		return protocol.GCKeep, fmt.Sprintf("its HEAD %s is on no branch; put it on one first", gcShort(head))
+	}
+	return protocol.GCRemove, ""
+}
+
+// branchAction decides on job j's branch: it goes when its work is merged
+// (its tip is on a branch outside hub/) or it has no commits beyond the
+// job's base; with force it goes anyway.
+func branchAction(ctx context.Context, repo *gitx.Repo, j *store.Job, force bool) (action, reason string) {
+	tip, err := repo.Resolve("refs/heads/" + j.Branch)
+	if err != nil {
+		return protocol.GCKeep, "cannot read its tip: " + err.Error()
+	}
+	if j.BaseSHA != "" {
+		if ok, err := gitx.IsAncestor(ctx, repo.Top, tip, j.BaseSHA); err == nil && ok {
+			return protocol.GCRemove, "it has no commits beyond its base"
+		}
+	}
+	on, err := gitx.BranchesContaining(ctx, repo.Top, tip)
+	if err != nil {
+		return protocol.GCKeep, "cannot tell whether its work is merged: " + err.Error()
+	}
+	for _, b := range on {
+		if !strings.HasPrefix(b, "hub/") {
+			return protocol.GCRemove, "its work is merged into " + b
+		}
+	}
+	if force {
+		return protocol.GCRemove, fmt.Sprintf("its work (tip %s) is on no other branch; deleted because of --force", gcShort(tip))
+	}
+	return protocol.GCKeep, fmt.Sprintf("its work (tip %s) is on no other branch; merge it, or pass --force to delete it", gcShort(tip))
+}
+
+// collectFiles decides on job j's engine folder and logs under HUB_HOME, and
+// removes them with apply. The journal stays.
+func (s *Server) collectFiles(ctx context.Context, j *store.Job, apply bool) []protocol.GCItem {
+	var items []protocol.GCItem
+	for _, f := range []struct{ kind, path string }{
+		{protocol.GCEngine, s.o.Paths.EngineHome(j.ID)},
+		{protocol.GCLog, s.o.Paths.ShimLog(j.ID)},
+		{protocol.GCLog, s.o.Paths.WorkerLog(j.ID)},
+	} {
+		if !gcExists(f.path) {
+			continue
+		}
+		it := protocol.GCItem{Kind: f.kind, Path: f.path, Bytes: diskUse(ctx, f.path), Action: protocol.GCRemove}
+		if apply {
+			if err := os.RemoveAll(f.path); err != nil {
+				it.Error = err.Error()
+			}
+		}
+		items = append(items, it)
+	}
+	return items
+}
+
+// jobAction sums up a job's items: remove when one goes, else keep or skip
+// with the first item's reason; "" when nothing is left.
+func jobAction(items []protocol.GCItem) (action, reason string) {
+	for _, it := range items {
+		if it.Action == protocol.GCRemove {
+			return protocol.GCRemove, ""
+		}
+	}
+	for _, it := range items {
+		what := it.Kind
+		if it.Branch != "" {
+			what += " " + it.Branch
+		}
+		return it.Action, what + ": " + it.Reason
+	}
+	return "", ""
+}
+
+// removedText is the journal note of what gc removed.
+func removedText(items []protocol.GCItem) string {
+	var parts []string
+	logs := 0
+	var freed int64
+	for _, it := range items {
+		if it.Action != protocol.GCRemove || it.Error != "" {
+			continue
+		}
+		freed += it.Bytes
+		switch it.Kind {
+		case protocol.GCWorktree:
+			parts = append(parts, "worktree removed")
+		case protocol.GCVerifyTree:
+			parts = append(parts, "verify tree removed")
+		case protocol.GCBranch:
+			parts = append(parts, "branch "+it.Branch+" deleted")
+		case protocol.GCEngine:
+			parts = append(parts, "engine folder removed")
+		case protocol.GCLog:
+			logs++
+		}
+	}
+	if logs > 0 {
+		parts = append(parts, fmt.Sprintf("%d log(s) removed", logs))
+	}
+	if len(parts) == 0 {
+		return "nothing could be removed"
+	}
+	return fmt.Sprintf("%s (%d bytes)", strings.Join(parts, ", "), freed)
+}
+
+// gcExists reports whether anything is at path (a symlink counts).
+func gcExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// gcShort abbreviates a commit SHA.
+func gcShort(sha string) string {
+	if len(sha) > 10 {
+		return sha[:10]
+	}
+	return sha
+}
+
+// gcAgo is a rough age: whole days, hours, minutes or seconds.
+func gcAgo(d time.Duration) string {
+	switch {
+	case d >= 24*time.Hour:
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	case d >= time.Hour:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d >= time.Minute:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return fmt.Sprintf("%ds", d/time.Second)
+}
+
+// gcSpan is an exact retention: in days when it is whole days.
+func gcSpan(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return d.String()
+}
