@@ -451,13 +451,15 @@ func refuseAll(req Request, d Decision) string {
 	var fixes []string
 	engines := map[string][]string{}
 	for _, r := range d.Rejected {
-		if r.Fix == "" {
-			continue
+		// An engine's own refusal carries its fix in its words.
+		fix := r.Fix
+		if fix == "" {
+			fix = r.Reason
 		}
-		if engines[r.Fix] == nil {
-			fixes = append(fixes, r.Fix)
+		if engines[fix] == nil {
+			fixes = append(fixes, fix)
 		}
-		engines[r.Fix] = append(engines[r.Fix], r.Engine)
+		engines[fix] = append(engines[fix], r.Engine)
 	}
 	msg := fmt.Sprintf("no engine can take this %s job at isolation %s", req.Kind, req.Isolation)
 	if len(fixes) > 0 {
