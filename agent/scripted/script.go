@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"strings"
 )
 
 // A Script is an ordered list of turns; each model request consumes the next
@@ -36,6 +38,11 @@ type Turn struct {
 	// and nothing is answered, when the client cancels the request or the
 	// server is closed.
 	DelayMS int `json:"delay_ms,omitempty"`
+	// Headers are extra response headers sent with the answer, whatever it
+	// is (a reply, an error, a drop): a provider's rate-limit headers, say
+	// (anthropic-ratelimit-unified-*, x-codex-primary-*). The headers the
+	// server sets itself (Content-Type, Retry-After, …) win over these.
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // A ToolCall is one call the assistant makes.
@@ -116,6 +123,14 @@ func (t *Turn) validate() error {
 	if t.DelayMS < 0 {
 		return fmt.Errorf("delay_ms is negative (%d)", t.DelayMS)
 	}
+	for k, v := range t.Headers {
+		if !headerName(k) {
+			return fmt.Errorf("header %q is not a valid header name", k)
+		}
+		if strings.ContainsAny(v, "\r\n\x00") {
+			return fmt.Errorf("header %s: the value holds a line break or NUL", k)
+		}
+	}
 	if t.Error != nil {
 		if t.Text != "" || len(t.ToolCalls) > 0 || t.Usage != nil || t.Drop {
 			return errors.New("error excludes text, tool_calls, usage and drop")
@@ -179,6 +194,7 @@ func (sc *Script) clone() []Turn {
 			calls[j] = c
 		}
 		t.ToolCalls = calls
+		t.Headers = maps.Clone(t.Headers)
 		turns[i] = t
 	}
 	return turns
@@ -194,4 +210,20 @@ func (c ToolCall) args() string {
 		return string(c.Args)
 	}
 	return b.String()
+}
+
+// headerName reports whether s is an HTTP header name (an RFC 9110 token).
+func headerName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

@@ -310,6 +310,9 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, wire string)
 			return
 		}
 	}
+	for k, v := range turn.Headers {
+		w.Header().Set(k, v)
+	}
 	if e := turn.Error; e != nil {
 		if e.RetryAfterS > 0 {
 			w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfterS))

@@ -23,7 +23,8 @@ func TestLoadScript(t *testing.T) {
 		{"text": "Let me look.", "tool_calls": [{"name": "read_file", "args": {"path": "greet.sh"}}]},
 		{"error": {"status": 429, "message": "slow down", "retry_after_s": 2}},
 		{"drop": true},
-		{"text": "Fixed.", "usage": {"input": 1200, "output": 40, "cached_input": 1000}, "delay_ms": 5}
+		{"text": "Fixed.", "usage": {"input": 1200, "output": 40, "cached_input": 1000}, "delay_ms": 5,
+		 "headers": {"anthropic-ratelimit-unified-5h-utilization": "0.5"}}
 	]}`
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
@@ -52,6 +53,9 @@ func TestLoadScript(t *testing.T) {
 	if u := sc.Turns[3].Usage; u == nil || *u != (Usage{Input: 1200, Output: 40, CachedInput: 1000}) || sc.Turns[3].DelayMS != 5 {
 		t.Errorf("turn 4 %+v", sc.Turns[3])
 	}
+	if h := sc.Turns[3].Headers; len(h) != 1 || h["anthropic-ratelimit-unified-5h-utilization"] != "0.5" {
+		t.Errorf("turn 4 headers %v", h)
+	}
 }
 
 func TestLoadScriptRefuses(t *testing.T) {
@@ -70,6 +74,8 @@ func TestLoadScriptRefuses(t *testing.T) {
 		{"same id twice", `{"turns": [{"tool_calls": [{"id": "a", "name": "x"}, {"id": "a", "name": "y"}]}]}`, `id "a" is used twice`},
 		{"cache over input", `{"turns": [{"text": "hi", "usage": {"input": 1, "output": 1, "cached_input": 2}}]}`, `cached_input 2 exceeds input 1`},
 		{"negative delay", `{"turns": [{"text": "hi", "delay_ms": -1}]}`, `delay_ms is negative`},
+		{"bad header name", `{"turns": [{"text": "hi", "headers": {"x y": "1"}}]}`, `header "x y" is not a valid header name`},
+		{"header value with a newline", `{"turns": [{"text": "hi", "headers": {"x-y": "1\r\nz: 2"}}]}`, `header x-y: the value holds a line break`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := LoadScript(strings.NewReader(tc.script))

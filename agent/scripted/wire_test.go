@@ -189,6 +189,46 @@ func TestRateLimitThenSuccess(t *testing.T) {
 	}
 }
 
+// A turn's headers come with its answer, whatever it is; the server's own
+// headers win over them.
+func TestTurnHeaders(t *testing.T) {
+	rate := map[string]string{"Anthropic-Ratelimit-Unified-5h-Utilization": "0.42", "x-codex-primary-used-percent": "42.0",
+		"Content-Type": "text/plain"}
+	for _, m := range modes {
+		t.Run(modeName(m.wire, m.stream), func(t *testing.T) {
+			s := startServer(t, map[string]*Script{"m": {Turns: []Turn{
+				{Text: "ok", Headers: rate},
+				{Error: &HTTPError{Status: 429, RetryAfterS: 7}, Headers: map[string]string{"anthropic-ratelimit-unified-status": "rejected", "Retry-After": "1"}},
+				{Text: "plain"},
+			}}})
+			body := userBody(m.wire, "m", m.stream, "hi")
+			resp := post(t.Context(), t, s.URL()+wirePaths[m.wire], body)
+			if got := resp.Header.Get("anthropic-ratelimit-unified-5h-utilization"); got != "0.42" {
+				t.Errorf("5h utilization header %q, want 0.42", got)
+			}
+			if got := resp.Header.Get("X-Codex-Primary-Used-Percent"); got != "42.0" {
+				t.Errorf("codex header %q, want 42.0", got)
+			}
+			if ct := resp.Header.Get("Content-Type"); ct == "text/plain" {
+				t.Errorf("the turn's Content-Type won over the server's")
+			}
+			if _, err := decode(m.wire, m.stream, resp); err != nil {
+				t.Fatal(err)
+			}
+			resp = post(t.Context(), t, s.URL()+wirePaths[m.wire], body)
+			if resp.StatusCode != 429 || resp.Header.Get("Anthropic-Ratelimit-Unified-Status") != "rejected" || resp.Header.Get("Retry-After") != "7" {
+				t.Errorf("error answer: status %d, headers %v", resp.StatusCode, resp.Header)
+			}
+			resp.Body.Close()
+			resp = post(t.Context(), t, s.URL()+wirePaths[m.wire], body)
+			if got := resp.Header.Get("x-codex-primary-used-percent"); got != "" {
+				t.Errorf("a turn without headers sent %q", got)
+			}
+			resp.Body.Close()
+		})
+	}
+}
+
 func TestDrop(t *testing.T) {
 	for _, m := range modes {
 		t.Run(modeName(m.wire, m.stream), func(t *testing.T) {

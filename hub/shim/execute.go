@@ -242,6 +242,13 @@ loop:
 	proc.StopGroup(pgid, pstart, time.Second)
 
 	o := end.outcome
+	// What the provider said of the engine's quota is kept for the router;
+	// failing to keep it never fails the job.
+	if len(o.Quota) > 0 {
+		if err := s.st.PutQuota(context.WithoutCancel(ctx), o.Quota); err != nil {
+			s.o.Log.Warn().Err(err).Msg("store the engine's quota signals")
+		}
+	}
 	code := o.ExitCode
 	oc := protocol.ObservedCommand{Command: o.Command, Role: "worker", Signal: o.Signal, DurationMS: o.Duration.Milliseconds()}
 	if o.Signal == "" && o.Err == nil {

@@ -1,8 +1,10 @@
 // Package claude is the claude engine: Claude Code run headless as a job's
 // worker (`claude -p … --output-format stream-json`), on the Anthropic
 // endpoint, model and key of the job's profile, with a config home of its
-// own and hub's worker MCP server as its line to the supervisor. It must
-// never read or write the user's own Claude Code setup.
+// own and hub's worker MCP server as its line to the supervisor. The rate
+// limits its stream tells of (rate_limit_event) go into the outcome as
+// quota signals. It must never read or write the user's own Claude Code
+// setup.
 package claude
 
 import (
@@ -13,6 +15,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hub-agents/hub/agent/model"
 	"github.com/hub-agents/hub/agent/profile"
@@ -111,11 +114,12 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 	if spec.Params.MaxTurns > 0 {
 		flags = append(flags, "--max-turns", strconv.Itoa(spec.Params.MaxTurns))
 	}
+	quota := newQuotaLog(time.Now)
 	inv := agentcli.Invocation{
 		Path:  path,
 		Args:  append([]string{"-p", agentcli.Prompt(spec, "mcp__hub__")}, flags...),
 		Env:   env,
-		Parse: newParser(),
+		Parse: newParser(quota),
 		Resume: func(session, prompt string) []string {
 			return append([]string{"-p", prompt, "--resume", session}, flags...)
 		},
@@ -123,14 +127,19 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 		Price:    agentcli.Pricer(e.o.ConfigDir, p),
 		Describe: fmt.Sprintf("claude -p (Claude Code, profile %s, model %s)", p.Name, m),
 	}
-	return agentcli.Start(ctx, spec, inv)
+	r, err := agentcli.Start(ctx, spec, inv)
+	if err != nil {
+		return nil, err
+	}
+	return run{Run: r, quota: quota}, nil
 }
 
 // parser reads Claude Code's stream-json: system/init, assistant and user
-// messages, and the closing result.
+// messages, rate-limit events, and the closing result.
 type parser struct {
-	seen map[string]bool   // message ids whose usage was counted
-	bash map[string]string // tool_use id → command
+	quota *quotaLog         // what rate-limit events said
+	seen  map[string]bool   // message ids whose usage was counted
+	bash  map[string]string // tool_use id → command
 	// counted sums the per-message usage since the last result: those
 	// figures are snapshots taken as each answer starts, and the result's
 	// totals correct them.
@@ -138,8 +147,8 @@ type parser struct {
 	calls   int
 }
 
-func newParser() agentcli.Parser {
-	p := &parser{seen: map[string]bool{}, bash: map[string]string{}}
+func newParser(quota *quotaLog) agentcli.Parser {
+	p := &parser{quota: quota, seen: map[string]bool{}, bash: map[string]string{}}
 	return p.parse
 }
 
@@ -155,7 +164,11 @@ type event struct {
 	Denials      []struct {
 		ToolName string `json:"tool_name"`
 	} `json:"permission_denials"`
-	Errors []string `json:"errors"`
+	Errors        []string        `json:"errors"`
+	RateLimitInfo json.RawMessage `json:"rate_limit_info"`
+	// APIErrorParams of an answer the API refused hold what it said of the
+	// limit that refused it ({"rate_limit_info":…}).
+	APIErrorParams json.RawMessage `json:"api_error_params"`
 }
 
 type usage struct {
@@ -196,6 +209,8 @@ func (p *parser) parse(line []byte, ev agentcli.Events) bool {
 	switch e.Type {
 	case "system":
 		return e.Subtype == "init" || e.Subtype == "api_retry"
+	case "rate_limit_event":
+		return p.quota.add(e.RateLimitInfo)
 	case "assistant":
 		var m message
 		if json.Unmarshal(e.Message, &m) != nil {
@@ -213,6 +228,12 @@ func (p *parser) parse(line []byte, ev agentcli.Events) bool {
 					p.bash[c.ID] = in.Command
 				}
 			}
+		}
+		var refused struct {
+			RateLimitInfo json.RawMessage `json:"rate_limit_info"`
+		}
+		if json.Unmarshal(e.APIErrorParams, &refused) == nil && len(refused.RateLimitInfo) > 0 {
+			p.quota.add(refused.RateLimitInfo)
 		}
 		// Each content block of one answer may come as its own event with
 		// the answer's usage repeated: count an answer once.

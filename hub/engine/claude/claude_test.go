@@ -62,7 +62,7 @@ func TestParse(t *testing.T) {
 	}
 	var ev events
 	var unknown []string
-	parse := newParser()
+	parse := newParser(newQuotaLog(time.Now))
 	for _, l := range lines {
 		if !parse([]byte(l), &ev) {
 			unknown = append(unknown, l)
@@ -92,20 +92,20 @@ func TestParseFailures(t *testing.T) {
 		{`{"type":"result","subtype":"error_during_execution","is_error":true,"errors":["boom"]}`, "failed Claude Code: error_during_execution: boom"},
 	} {
 		var ev events
-		newParser()([]byte(tc.line), &ev)
+		newParser(newQuotaLog(time.Now))([]byte(tc.line), &ev)
 		if got := ev.log[len(ev.log)-1]; got != tc.want {
 			t.Errorf("%s: got %q, want %q", tc.line, got, tc.want)
 		}
 	}
 	// A result without per-message usage still counts its tokens once.
 	var ev events
-	newParser()([]byte(`{"type":"result","subtype":"success","result":"x","usage":{"input_tokens":10,"output_tokens":2}}`), &ev)
+	newParser(newQuotaLog(time.Now))([]byte(`{"type":"result","subtype":"success","result":"x","usage":{"input_tokens":10,"output_tokens":2}}`), &ev)
 	if !strings.Contains(strings.Join(ev.log, "\n"), `usage {"Input":10,"Output":2,"CachedInput":0}`) {
 		t.Errorf("events %q", ev.log)
 	}
 	// The result's totals correct the snapshots of each answer's start.
 	ev = events{}
-	p := newParser()
+	p := newParser(newQuotaLog(time.Now))
 	p([]byte(`{"type":"assistant","message":{"id":"a","content":[],"usage":{"input_tokens":100,"output_tokens":1}}}`), &ev)
 	p([]byte(`{"type":"result","subtype":"success","result":"x","usage":{"input_tokens":100,"output_tokens":30}}`), &ev)
 	if !strings.Contains(strings.Join(ev.log, "\n"), `tokens {"Input":0,"Output":29,"CachedInput":0}`) {

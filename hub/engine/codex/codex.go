@@ -6,8 +6,13 @@
 // write in the worktree and the worker's private home only (nothing at all
 // for a read job), which is what isolation sandbox promises.
 //
-// It must never read or write the user's own Codex setup, and never write a
-// key into a file: the config names the variable that carries it.
+// After a run it reads the rate limits Codex recorded in the job's
+// CODEX_HOME into the outcome (LocalQuota, which also reads them from the
+// user's own Codex home for the daemon).
+//
+// It must never write the user's own Codex setup (nor read it, but for
+// LocalQuota), and never write a key into a file: the config names the
+// variable that carries it.
 package codex
 
 import (
@@ -144,7 +149,11 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 		Price:    agentcli.Pricer(e.o.ConfigDir, p),
 		Describe: fmt.Sprintf("codex exec --json (Codex, profile %s, model %s)", p.Name, m),
 	}
-	return agentcli.Start(ctx, spec, inv)
+	r, err := agentcli.Start(ctx, spec, inv)
+	if err != nil {
+		return nil, err
+	}
+	return run{Run: r, codexHome: codexHome, log: spec.Output}, nil
 }
 
 // common are the options of every run. The session is kept on disk (no
