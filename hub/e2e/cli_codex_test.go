@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -67,7 +68,13 @@ func TestCLICodexEditsInItsSandbox(t *testing.T) {
 	ctx := deadline(t, 90*time.Second)
 	outside := filepath.Join(t.TempDir(), "escaped.txt")
 	refused := make(chan string, 1)
-	b := newCodexWorld(t, ctx, func(r *scripted.Request) (scripted.Turn, bool) {
+	// Every answer carries Codex's rate-limit headers, as OpenAI's do: a
+	// five-hour window 37% used. Codex records them in its session files,
+	// hub reads them after the run, and the router sees them.
+	resets := time.Now().Add(2 * time.Hour).Truncate(time.Second)
+	quota := map[string]string{"x-codex-primary-used-percent": "37", "x-codex-primary-window-minutes": "300",
+		"x-codex-primary-reset-at": fmt.Sprint(resets.Unix())}
+	b := newCodexWorld(t, ctx, withHeaders(quota, func(r *scripted.Request) (scripted.Turn, bool) {
 		if !hasTool(r, codexShell) {
 			return scripted.Turn{Text: "ok"}, true
 		}
@@ -85,7 +92,7 @@ func TestCLICodexEditsInItsSandbox(t *testing.T) {
 		default:
 		}
 		return scripted.Turn{Text: "Fixed bug.txt: it now says fixed. Checked with cat."}, true
-	})
+	}))
 	r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Profile: "t",
 		Isolation: protocol.IsolationSandbox, Task: "make bug.txt say fixed", Verify: "grep -qx fixed bug.txt"})
 	if r.Engine != "codex" {
@@ -131,6 +138,32 @@ func TestCLICodexEditsInItsSandbox(t *testing.T) {
 		t.Errorf("the worker log lacks the command the hub saw:\n%s", log)
 	}
 	codexNoKeyOnDisk(t, b.env.Home, b.key)
+
+	// The quota Codex recorded is the router's now, with its source.
+	eng := call[protocol.EnginesResult](t, ctx, b.c, protocol.MethodEngineList, struct{}{})
+	var capacity string
+	for _, e := range eng.Engines {
+		if e.Name == "codex" {
+			capacity = e.Capacity
+		}
+	}
+	if !strings.Contains(capacity, "5h 37% used, resets ") || !strings.Contains(capacity, "(codex session rollout, read just now, high confidence)") {
+		t.Errorf("codex's capacity after the run: %q", capacity)
+	}
+	ex := call[protocol.RouteExplainResult](t, ctx, b.c, protocol.MethodRouteExplain, protocol.StartParams{Repo: b.repo, Profile: "t",
+		Isolation: protocol.IsolationSandbox})
+	if !strings.Contains(ex.Text, "codex: 5h 37% used") || !strings.Contains(ex.Text, "−$0.74") {
+		t.Errorf("route explain does not weigh codex's quota (37%% of $2.00 = $0.74):\n%s", ex.Text)
+	}
+}
+
+// withHeaders sends headers with every answer of respond.
+func withHeaders(h map[string]string, respond scripted.Responder) scripted.Responder {
+	return func(r *scripted.Request) (scripted.Turn, bool) {
+		t, ok := respond(r)
+		t.Headers = h
+		return t, ok
+	}
 }
 
 // The worker asks through hub's MCP server (namespace mcp__hub); the job

@@ -4,10 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hub-agents/hub/agent/scripted"
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
 )
@@ -137,5 +139,57 @@ func TestRouteReadsQuota(t *testing.T) {
 	err = b.c.Call(ctx, protocol.MethodJobStart, protocol.StartParams{Task: "t", Repo: b.repo, Profile: "t", Engine: "claude"}, &r)
 	if err == nil || !strings.Contains(err.Error(), "quota five_hour exhausted") || !strings.Contains(err.Error(), "engine auto would pick builtin") {
 		t.Errorf("start on claude with its quota exhausted: %v", err)
+	}
+}
+
+// TestFallbackWhenProviderRefuses: engine auto picks claude, the real
+// Claude Code starts, and the provider refuses its key (401) before any
+// model answers. The run did no work, so the next candidate, the built-in
+// worker (whose calls the provider accepts), takes the job and does it.
+func TestFallbackWhenProviderRefuses(t *testing.T) {
+	ctx := deadline(t, 120*time.Second)
+	t.Setenv("HUB_CLAUDE", hubtest.AgentCLI(t, "claude"))
+	routing := filepath.Join(t.TempDir(), "routing.json")
+	if err := os.WriteFile(routing, []byte(`{"mode":"legacy","order":["claude","builtin"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HUB_ROUTING", routing)
+	var claudeCalls atomic.Int32
+	b := newCLIWorld(t, ctx, wires[1], func(r *scripted.Request) (scripted.Turn, bool) {
+		if strings.HasPrefix(r.Header.Get("User-Agent"), "claude-cli") {
+			claudeCalls.Add(1)
+			return scripted.Turn{Error: &scripted.HTTPError{Status: 401, Message: "invalid x-api-key"}}, true
+		}
+		if lastMessage(r).Role == "tool" {
+			return scripted.Turn{Text: "Fixed bug.txt."}, true
+		}
+		return toolTurn(scripted.Usage{Input: 100, Output: 10}, "edit_file",
+			map[string]any{"path": "bug.txt", "old_text": "broken", "new_text": "fixed"}), true
+	})
+	r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{
+		Task: "bug.txt says broken; make it say fixed", Repo: b.repo, Profile: "t", Verify: "grep -qx fixed bug.txt"})
+	if r.Engine != "claude" {
+		t.Fatalf("auto picked %s; routing.json puts claude first", r.Engine)
+	}
+	st := b.waitEnd(ctx, r.ID)
+	if st.State != protocol.StateSucceeded || st.Engine != "builtin" {
+		t.Fatalf("job ended %s on %s (%s); want succeeded on builtin after claude's refusal\n%s",
+			st.State, st.Engine, st.Error, readFile(t, b.paths.WorkerLog(r.ID)))
+	}
+	if claudeCalls.Load() == 0 {
+		t.Error("Claude Code never called the provider; the fallback did not come from its refusal")
+	}
+	ev := call[protocol.EventsResult](t, ctx, b.c, protocol.MethodJobEvents, protocol.EventsParams{ID: r.ID})
+	var note string
+	for _, e := range ev.Events {
+		if e.Kind == protocol.EventNote && strings.HasPrefix(e.Text, "fallback: ") {
+			note = e.Text
+		}
+	}
+	if !strings.HasPrefix(note, "fallback: engine claude failed before any model answered") || !strings.HasSuffix(note, "; trying builtin") {
+		t.Errorf("fallback note %q", note)
+	}
+	if got := hubtest.Git(t, b.repo, "show", "hub/"+r.ID+":bug.txt"); got != "fixed" {
+		t.Errorf("bug.txt on the branch: %q", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -104,50 +105,90 @@ func (s *shim) prepare(ctx context.Context) error {
 	return nil
 }
 
-// startEngine starts the job's engine; when it fails to start (a binary
-// gone, a profile or key that vanished since the job was routed) and the
-// router picked it (engine auto), the next candidate of the job's decision
-// is tried, and the decision records each failure. An engine the caller
-// named is never swapped.
-func (s *shim) startEngine(ctx context.Context, start func(engine.Engine) (engine.Run, error)) (engine.Run, error) {
+// route is the router's decision stored with the job (zero when it has
+// none, or cannot be read: then there is no fallback).
+func (s *shim) route() router.Decision {
 	var d router.Decision
 	if len(s.job.Route) > 0 {
 		if err := json.Unmarshal(s.job.Route, &d); err != nil {
 			s.o.Log.Warn().Err(err).Msg("the job's route is unreadable; no fallback")
 		}
 	}
-	for {
-		r, err := start(s.eng)
-		if err == nil {
-			return r, nil
+	return d
+}
+
+// fallBack moves the job to the next candidate of its decision that still
+// accepts it, after the current engine failed to start or did no work
+// (why); it records the move in the decision, the record and the journal.
+// It returns false when there is none: an engine the caller named is never
+// swapped, and the last candidate has no next.
+func (s *shim) fallBack(ctx context.Context, d *router.Decision, why string) bool {
+	next := d.Next(s.eng.Name())
+	for next != "" {
+		if e, ok := s.o.Engines.Get(next); ok && e.Check(s.params) == nil {
+			break
 		}
-		next := d.Next(s.eng.Name())
-		for next != "" {
-			e, ok := s.o.Engines.Get(next)
-			if ok && e.Check(s.params) == nil {
-				break
-			}
-			next = d.Next(next)
-		}
-		if next == "" {
-			return nil, err
-		}
-		d.Fallbacks = append(d.Fallbacks, router.Fallback{Engine: s.eng.Name(), Error: err.Error()})
-		d.Chosen = next
-		from := s.eng.Name()
-		s.eng, _ = s.o.Engines.Get(next)
-		s.params.Engine = next
-		route, _ := json.Marshal(d)
-		spec, _ := json.Marshal(s.params)
-		if uerr := s.st.Update(ctx, s.job.ID, func(rec *store.Job) error {
-			rec.Engine, rec.Route, rec.Spec = next, route, spec
-			return nil
-		}); uerr != nil {
-			return nil, fmt.Errorf("%v; and recording the fallback to %s failed: %v", err, next, uerr)
-		}
-		s.job.Engine, s.job.Route, s.job.Spec = next, route, spec
-		s.record(ctx, protocol.EventNote, fmt.Sprintf("fallback: engine %s did not start (%v); trying %s", from, err, next), nil)
+		next = d.Next(next)
 	}
+	if next == "" {
+		return false
+	}
+	from := s.eng.Name()
+	d.Fallbacks = append(d.Fallbacks, router.Fallback{Engine: from, Error: why})
+	d.Chosen = next
+	params := s.params
+	params.Engine = next
+	route, _ := json.Marshal(d)
+	spec, _ := json.Marshal(params)
+	if err := s.st.Update(ctx, s.job.ID, func(rec *store.Job) error {
+		rec.Engine, rec.Route, rec.Spec = next, route, spec
+		return nil
+	}); err != nil {
+		s.o.Log.Error().Err(err).Str("next", next).Msg("record the fallback")
+		return false
+	}
+	s.eng, _ = s.o.Engines.Get(next)
+	s.params = params
+	s.job.Engine, s.job.Route, s.job.Spec = next, route, spec
+	s.record(ctx, protocol.EventNote, fmt.Sprintf("fallback: engine %s %s; trying %s", from, why, next), nil)
+	return true
+}
+
+// didNoWork says why a run that ended on its own counts as never having
+// started ("" when it did work): it failed before any model answered
+// (auth refused, quota exhausted, a CLI that could not get going) and left
+// nothing in the worktree. Such a run may fall back; any other may not,
+// since the next engine would redo or trample work.
+func (s *shim) didNoWork(ctx context.Context, end ending) string {
+	o := end.outcome
+	if end.state != "" || (o.ExitCode == 0 && o.Signal == "" && o.Err == nil) || o.Tokens != 0 || o.Calls != 0 ||
+		s.eng.Capabilities().Pays == "free" {
+		return ""
+	}
+	if s.job.Kind == protocol.KindWrite && s.dir != "" {
+		if dirty, err := gitx.Dirty(ctx, s.dir); err != nil || dirty {
+			return ""
+		}
+		if head, err := gitx.Head(ctx, s.dir); err != nil || head != s.job.BaseSHA {
+			return ""
+		}
+	}
+	why := "failed before any model answered"
+	for _, q := range o.Quota {
+		if q.Exhausted {
+			why += fmt.Sprintf(" (quota %s exhausted)", q.Name)
+			break
+		}
+	}
+	switch {
+	case o.Failure != "":
+		why += ": " + s.red.String(o.Failure)
+	case o.Err != nil:
+		why += ": " + o.Err.Error()
+	case o.ExitCode != 0:
+		why += fmt.Sprintf(": exit code %d", o.ExitCode)
+	}
+	return why
 }
 
 // notRun is the outcome of a worker that never started: nothing was spent.
@@ -170,21 +211,44 @@ func (s *shim) run(ctx context.Context) ending {
 	}
 	env := workerEnv(s.o.HubBinary,
 		"HUB_JOB="+j.ID, "HUB_SOCKET="+s.o.Paths.ShimSocket(j.ID), "HUB_TASK="+j.Task)
-	scratch := s.o.Paths.EngineHome(j.ID)
-	r, err := s.startEngine(ctx, func(e engine.Engine) (engine.Run, error) {
-		// A fresh, empty folder for each engine tried.
-		if err := os.RemoveAll(scratch); err != nil {
-			return nil, fmt.Errorf("cannot clear the engine's folder: %w", err)
+	d := s.route()
+	hard := time.NewTimer(time.Duration(s.params.TimeoutS) * time.Second)
+	defer hard.Stop()
+	for {
+		r, err := s.startEngine(ctx, env, out)
+		if err != nil {
+			if s.fallBack(ctx, &d, fmt.Sprintf("did not start (%v)", err)) {
+				continue
+			}
+			return ending{state: protocol.StateFailed, err: "the engine did not start: " + err.Error(), outcome: notRun}
 		}
-		if err := os.MkdirAll(scratch, 0o700); err != nil {
-			return nil, fmt.Errorf("cannot make the engine's folder: %w", err)
+		end := s.supervise(ctx, r, hard)
+		if why := s.didNoWork(ctx, end); why != "" && s.fallBack(ctx, &d, why) {
+			continue
 		}
-		return e.Start(ctx, engine.Spec{JobID: j.ID, Dir: s.dir, BaseSHA: j.BaseSHA, Params: s.params, MaxMicros: j.MaxMicros,
-			Env: env, Output: &activityWriter{w: out, s: s}, Mailbox: mailbox{s}, Scratch: scratch, HubBinary: s.o.HubBinary})
-	})
-	if err != nil {
-		return ending{state: protocol.StateFailed, err: "the engine did not start: " + err.Error(), outcome: notRun}
+		return s.ended(end)
 	}
+}
+
+// startEngine starts the job's current engine in a fresh, empty folder of its own.
+func (s *shim) startEngine(ctx context.Context, env []string, out io.Writer) (engine.Run, error) {
+	j := s.job
+	scratch := s.o.Paths.EngineHome(j.ID)
+	if err := os.RemoveAll(scratch); err != nil {
+		return nil, fmt.Errorf("cannot clear the engine's folder: %w", err)
+	}
+	if err := os.MkdirAll(scratch, 0o700); err != nil {
+		return nil, fmt.Errorf("cannot make the engine's folder: %w", err)
+	}
+	return s.eng.Start(ctx, engine.Spec{JobID: j.ID, Dir: s.dir, BaseSHA: j.BaseSHA, Params: s.params, MaxMicros: j.MaxMicros,
+		Env: env, Output: &activityWriter{w: out, s: s}, Mailbox: mailbox{s}, Scratch: scratch, HubBinary: s.o.HubBinary})
+}
+
+// supervise watches a started run until it ends: on its own, stalled, past
+// the job's hard timeout (one for every engine tried), or stopped. It keeps
+// what the run saw of quota and records the worker's exit.
+func (s *shim) supervise(ctx context.Context, r engine.Run, hard *time.Timer) ending {
+	j := s.job
 	pgid := r.PGID()
 	pstart, _ := proc.StartTime(pgid)
 	_ = s.st.Update(ctx, j.ID, func(rec *store.Job) error {
@@ -194,8 +258,6 @@ func (s *shim) run(ctx context.Context) ending {
 
 	done := make(chan engine.Outcome, 1)
 	go func() { done <- r.Wait() }()
-	hard := time.NewTimer(time.Duration(s.params.TimeoutS) * time.Second)
-	defer hard.Stop()
 	stallAfter := time.Duration(s.params.StallTimeoutS) * time.Second
 	stall := time.NewTimer(stallAfter)
 	defer stall.Stop()
@@ -257,6 +319,12 @@ loop:
 	s.observed = append(s.observed, o.Observed...)
 	s.observed = append(s.observed, oc)
 	s.record(ctx, protocol.EventCommand, "worker exited", oc)
+	return end
+}
+
+// ended fills in how a run that was not stopped ended.
+func (s *shim) ended(end ending) ending {
+	o := end.outcome
 	if end.state == "" {
 		switch {
 		case o.Err != nil:

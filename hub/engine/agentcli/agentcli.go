@@ -356,7 +356,11 @@ func (rc *recorder) Command(cmd string, exitCode *int) {
 func (rc *recorder) Usage(u model.Usage) {
 	rc.mu.Lock()
 	rc.usage = rc.usage.Add(u)
-	rc.calls++
+	// A message without tokens is no model's answer (Claude Code writes
+	// one for an API error it could not get past).
+	if u.Total() > 0 {
+		rc.calls++
+	}
 	rc.mu.Unlock()
 	rc.spent()
 }
