@@ -33,7 +33,7 @@ func Profile(configDir, name string, providers ...string) (profile.Profile, stri
 		ok = ok || p.Provider == pr
 	}
 	if !ok {
-		return p, "", fmt.Errorf("profile %s is a %s profile; this engine speaks to %s endpoints: pick a profile with one of those providers",
+		return p, "", fmt.Errorf("profile %s uses provider %s; this engine speaks to %s endpoints: pick a profile with one of those providers",
 			p.Name, p.Provider, strings.Join(providers, " or "))
 	}
 	key, _, err := st.Key(p)
