@@ -8,7 +8,6 @@ import (
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
-	"github.com/hub-agents/hub/router"
 )
 
 func (s *Server) events(ctx context.Context, p protocol.EventsParams) (*protocol.EventsResult, error) {
@@ -120,8 +119,7 @@ func (s *Server) engines(ctx context.Context) (*protocol.EnginesResult, error) {
 func capacity(e protocol.EngineInfo, t time.Time) string {
 	var parts []string
 	for _, q := range e.Quota {
-		parts = append(parts, router.Quota{Name: q.Name, UsedPct: q.UsedPct, Exhausted: q.Exhausted, ResetsAt: q.ResetsAt,
-			Source: q.Source, ReadAt: q.ReadAt, Confidence: q.Confidence}.Line(t))
+		parts = append(parts, q.Router().Line(t))
 	}
 	switch {
 	case len(parts) > 0:

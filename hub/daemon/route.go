@@ -14,9 +14,19 @@ import (
 	"github.com/hub-agents/hub/router"
 )
 
-// routeInputs gathers what the router needs besides the request: the
-// month's money, the quota signals engines reported, and routing.json.
-func (s *Server) routeInputs(ctx context.Context, set config.Settings) (job.RouteInputs, error) {
+// routeInputs loads the settings and gathers what the router needs besides
+// the request: the month's money, the quota signals engines reported, and
+// routing.json. Start and route explain read the same, so they decide alike.
+func (s *Server) routeInputs(ctx context.Context) (config.Settings, job.RouteInputs, error) {
+	set, err := config.Load()
+	if err != nil {
+		return set, job.RouteInputs{}, rpc.Errorf(protocol.CodeUnavailable, "fix hub's config file", "%v", err)
+	}
+	in, err := s.gatherRouteInputs(ctx, set)
+	return set, in, err
+}
+
+func (s *Server) gatherRouteInputs(ctx context.Context, set config.Settings) (job.RouteInputs, error) {
 	t := now()
 	tot, err := s.st.MonthTotals(ctx, t.Format("2006-01"))
 	if err != nil {
@@ -26,9 +36,9 @@ func (s *Server) routeInputs(ctx context.Context, set config.Settings) (job.Rout
 	if err != nil {
 		return job.RouteInputs{}, internal(err)
 	}
-	w, err := config.LoadRouting()
+	w, err := loadRouting()
 	if err != nil {
-		return job.RouteInputs{}, rpc.Errorf(protocol.CodeUnavailable, "fix routing.json, or remove it for the defaults", "%v", err)
+		return job.RouteInputs{}, err
 	}
 	return job.RouteInputs{
 		Money: router.Money{CapMicros: config.Micros(set.MonthlyCapUSD), ChargedMicros: tot.ChargedMicros, ReservedMicros: tot.ReservedMicros},
@@ -36,13 +46,18 @@ func (s *Server) routeInputs(ctx context.Context, set config.Settings) (job.Rout
 	}, nil
 }
 
+// loadRouting reads routing.json, its error worded for the caller.
+func loadRouting() (router.Weights, error) {
+	w, err := config.LoadRouting()
+	if err != nil {
+		return w, rpc.Errorf(protocol.CodeUnavailable, "fix routing.json, or remove it for the defaults", "%v", err)
+	}
+	return w, nil
+}
+
 // routeExplain is the decision start would make for p, without starting.
 func (s *Server) routeExplain(ctx context.Context, p protocol.StartParams) (*protocol.RouteExplainResult, error) {
-	set, err := config.Load()
-	if err != nil {
-		return nil, rpc.Errorf(protocol.CodeUnavailable, "fix hub's config file", "%v", err)
-	}
-	in, err := s.routeInputs(ctx, set)
+	set, in, err := s.routeInputs(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -63,9 +78,9 @@ func (s *Server) routeCalibrate(ctx context.Context, p protocol.RouteCalibratePa
 	case days == 0:
 		days = 90
 	}
-	old, err := config.LoadRouting()
+	old, err := loadRouting()
 	if err != nil {
-		return nil, rpc.Errorf(protocol.CodeUnavailable, "fix routing.json, or remove it for the defaults", "%v", err)
+		return nil, err
 	}
 	t := now()
 	runs, err := s.st.Runs(ctx, t.Add(-time.Duration(days)*24*time.Hour))

@@ -8,21 +8,15 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
-	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
-	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/store"
 )
 
 // start validates everything, then records the job as queued and returns at
 // once; the scheduler admits and prepares it after.
 func (s *Server) start(ctx context.Context, p protocol.StartParams) (*protocol.StartResult, error) {
-	set, err := config.Load()
-	if err != nil {
-		return nil, rpc.Errorf(protocol.CodeUnavailable, "fix hub's config file", "%v", err)
-	}
-	in, err := s.routeInputs(ctx, set)
+	set, in, err := s.routeInputs(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -125,10 +125,8 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 	}
 
 	// Engine: the one named, or the router's pick.
-	if p.Engine != "" && p.Engine != "auto" {
-		if _, ok := reg.Get(p.Engine); !ok {
-			return nil, bad("engine", "use auto or one of: "+strings.Join(reg.Names(), ", "), "unknown engine %q", p.Engine)
-		}
+	if err := knownEngine(p, reg); err != nil {
+		return nil, err
 	}
 	d := Route(ctx, p, r.Repo != nil, r.MaxMicros, reg, in)
 	if d.Chosen == "" {
@@ -211,13 +209,22 @@ func Explain(ctx context.Context, p protocol.StartParams, s config.Settings, reg
 	if err != nil {
 		return router.Decision{}, err
 	}
-	if p.Engine != "" && p.Engine != "auto" {
-		if _, ok := reg.Get(p.Engine); !ok {
-			return router.Decision{}, bad("engine", "use auto or one of: "+strings.Join(reg.Names(), ", "), "unknown engine %q", p.Engine)
-		}
+	if err := knownEngine(p, reg); err != nil {
+		return router.Decision{}, err
 	}
 	hasRepo := p.Repo != "" || p.Cwd == ""
 	return Route(ctx, p, hasRepo, maxMicros, reg, in), nil
+}
+
+// knownEngine refuses an engine name hub does not have ("" and auto are the router's).
+func knownEngine(p protocol.StartParams, reg *engine.Registry) *FieldError {
+	if p.Engine == "" || p.Engine == "auto" {
+		return nil
+	}
+	if _, ok := reg.Get(p.Engine); !ok {
+		return bad("engine", "use auto or one of: "+strings.Join(reg.Names(), ", "), "unknown engine %q", p.Engine)
+	}
+	return nil
 }
 
 // RouteInputs are what the router needs beyond the request and the
@@ -252,8 +259,7 @@ func Route(ctx context.Context, p protocol.StartParams, hasRepo bool, maxMicros 
 		}
 		for _, q := range in.Quota {
 			if q.Engine == e.Name() {
-				re.Quota = append(re.Quota, router.Quota{Name: q.Name, UsedPct: q.UsedPct, Exhausted: q.Exhausted,
-					ResetsAt: q.ResetsAt, Source: q.Source, ReadAt: q.ReadAt, Confidence: q.Confidence})
+				re.Quota = append(re.Quota, q.Router())
 			}
 		}
 		snap.Engines = append(snap.Engines, re)

@@ -1,6 +1,10 @@
 package protocol
 
-import "time"
+import (
+	"time"
+
+	"github.com/hub-agents/hub/router"
+)
 
 // Quota confidence: how far a signal can be trusted as the engine's room now.
 const (
@@ -25,4 +29,10 @@ type QuotaSignal struct {
 	Source     string    `json:"source"`
 	ReadAt     time.Time `json:"read_at"`
 	Confidence string    `json:"confidence,omitempty"`
+}
+
+// Router is the signal as the router reads it.
+func (q QuotaSignal) Router() router.Quota {
+	return router.Quota{Name: q.Name, UsedPct: q.UsedPct, Exhausted: q.Exhausted, ResetsAt: q.ResetsAt,
+		Source: q.Source, ReadAt: q.ReadAt, Confidence: q.Confidence}
 }
