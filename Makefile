@@ -4,7 +4,7 @@ BIN     := bin/hub
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/hub-agents/hub/hub/cli.Version=$(VERSION)
 
-.PHONY: build test demo bench lint faults clean
+.PHONY: build test demo bench lint faults clean protocol vsix
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/hub
@@ -20,6 +20,15 @@ demo: build
 ## bench: run the benchmarks and rewrite docs/benchmarks.md.
 bench: build
 	$(GO) run ./bench/cmd/benchreport -out docs/benchmarks.md
+
+## protocol: regenerate the editor's TypeScript types and docs/protocol.md from hub/protocol.
+protocol:
+	$(GO) run ./cmd/protogen
+
+## vsix: build and package the VS Code extension (vscode-extension/hub-vscode.vsix).
+vsix:
+	npm install --no-audit --no-fund
+	npm run package -w vscode-extension
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }

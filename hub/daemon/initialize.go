@@ -10,7 +10,8 @@ import (
 )
 
 // Capabilities the daemon offers, reported by initialize.
-var capabilities = []string{"jobs", "wait", "events", "subscribe", "cancel"}
+var capabilities = []string{protocol.CapJobs, protocol.CapWait, protocol.CapEvents, protocol.CapSubscribe,
+	protocol.CapCancel, protocol.CapFiles, protocol.CapMerge, protocol.CapSummary, protocol.CapQuestions}
 
 func (s *Server) initialize(ctx context.Context, req *jsonrpc2.Request) (any, error) {
 	var p protocol.InitializeParams

@@ -13,4 +13,7 @@
 package protocol
 
 // Version is the protocol version reported by initialize.
-const Version = "0.1.0"
+//
+// It follows semantic versioning: a client speaks to any daemon with the same
+// major and a minor at least the one it was built for (0.x: the same minor).
+const Version = "0.2.0"

@@ -15,6 +15,7 @@ const (
 	CodeWrongState  int64 = -32009 // the job is not in a state that allows this
 	CodeRefused     int64 = -32010 // the request is valid but cannot be granted (cap, isolation, engine)
 	CodeUnavailable int64 = -32011 // a part hub needs is not there (shim gone, git missing)
+	CodeConflict    int64 = -32012 // a merge would conflict; ErrorData.Files lists the paths
 )
 
 // ErrorData is the data member of every error hub returns.
@@ -23,4 +24,6 @@ type ErrorData struct {
 	Hint string `json:"hint,omitempty"`
 	// Field names the parameter at fault, when there is one.
 	Field string `json:"field,omitempty"`
+	// Files lists the paths at fault (a merge's conflicts).
+	Files []string `json:"files,omitempty"`
 }

@@ -32,6 +32,11 @@ const (
 	MethodDU = "hub/du" // DUParams → DUResult: disk use per job and of HUB_HOME
 	MethodGC = "hub/gc" // GCParams → GCResult: remove what old ended jobs left (dry run unless apply)
 
+	MethodJobFiles = "job/files"   // FilesParams → FilesResult: what a job changed, base..head
+	MethodJobFile  = "job/file"    // FileParams → FileResult: a file's content at a job's base or head
+	MethodJobMerge = "job/merge"   // MergeParams → MergeResult: merge a job's branch into the checked-out branch
+	MethodSummary  = "hub/summary" // struct{} → SummaryResult: counts and the month's spend, for a status bar
+
 	// MethodCancelRequest is the LSP-style notification that cancels an
 	// in-flight request: params {"id": <request id>}.
 	MethodCancelRequest = "$/cancelRequest"
@@ -39,8 +44,10 @@ const (
 
 // Notifications the daemon sends to subscribed clients.
 const (
-	NotifyJobChanged = "job/changed" // JobStatus, after any state or progress change
-	NotifyJobEvent   = "job/event"   // Event, every journal event in cursor order
+	NotifyJobChanged       = "job/changed"       // JobStatus, after any state or progress change
+	NotifyJobEvent         = "job/event"         // Event, every journal event in cursor order
+	NotifyQuestionAsked    = "question/asked"    // QuestionNotice, after the job/event of the question
+	NotifyQuestionAnswered = "question/answered" // AnswerNotice, after the job/event of the answer
 )
 
 // Requests a worker sends to its job's shim, on the socket named by HUB_SOCKET
@@ -60,3 +67,17 @@ const (
 // NotifyShimChanged is what a shim sends the daemon after it wrote to the
 // store, so the daemon fans the new events out without polling.
 const NotifyShimChanged = "shim/changed" // ShimChangedParams
+
+// Capabilities a daemon reports in initialize. A client checks for one
+// before it uses what it names, so an older daemon fails clearly.
+const (
+	CapJobs      = "jobs"      // job/start, job/status, job/list, job/result, job/reply, job/steer, job/stop, job/cleanup
+	CapWait      = "wait"      // job/wait
+	CapEvents    = "events"    // job/events
+	CapSubscribe = "subscribe" // events/subscribe, job/changed, job/event
+	CapCancel    = "cancel"    // $/cancelRequest
+	CapFiles     = "files"     // job/files, job/file
+	CapMerge     = "merge"     // job/merge
+	CapSummary   = "summary"   // hub/summary
+	CapQuestions = "questions" // question/asked, question/answered
+)

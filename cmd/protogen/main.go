@@ -1,0 +1,56 @@
+// Command protogen writes the editor's TypeScript protocol types and
+// docs/protocol.md from hub/protocol. Run it from the repository's top
+// (`make protocol`); `-check` only reports whether the files are current.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hub-agents/hub/hub/protocol/gen"
+)
+
+func main() {
+	check := flag.Bool("check", false, "report stale files instead of writing them")
+	flag.Parse()
+	if err := run(*check); err != nil {
+		fmt.Fprintln(os.Stderr, "protogen:", err)
+		os.Exit(1)
+	}
+}
+
+func run(check bool) error {
+	ts, md, err := gen.Generate(".")
+	if err != nil {
+		return err
+	}
+	stale := false
+	for _, f := range []struct {
+		path string
+		data []byte
+	}{{gen.TSPath, ts}, {gen.MDPath, md}} {
+		old, _ := os.ReadFile(f.path)
+		if bytes.Equal(old, f.data) {
+			continue
+		}
+		if check {
+			fmt.Fprintf(os.Stderr, "%s is stale; run `make protocol`\n", f.path)
+			stale = true
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(f.path, f.data, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "wrote %s\n", f.path)
+	}
+	if stale {
+		return fmt.Errorf("generated files are stale")
+	}
+	return nil
+}

@@ -1,0 +1,111 @@
+package protocol
+
+// The reads and actions an editor needs beyond the job tools: a job's changed
+// files, a file's content at the job's base and head, merging a job's branch,
+// and a cheap summary for a status bar.
+
+// FilesParams names the job whose changes to list.
+type FilesParams struct {
+	ID string `json:"id"`
+}
+
+// FilesResult lists what a job changed: base..head, where head is the tip
+// of the job's branch now (it moves while the job runs and commits).
+type FilesResult struct {
+	ID string `json:"id"`
+	// Base is the commit the job started from.
+	Base string `json:"base"`
+	// Head is the branch tip now; empty for a read job or before the branch exists.
+	Head    string       `json:"head"`
+	Files   []FileChange `json:"files"`
+	Commits []Commit     `json:"commits"`
+}
+
+// Revisions job/file reads from.
+const (
+	RevBase = "base" // the commit the job started from
+	RevHead = "head" // the tip of the job's branch now
+)
+
+// FileParams asks for one file's content at a job's base or head.
+type FileParams struct {
+	ID string `json:"id"`
+	// Rev is base or head.
+	Rev string `json:"rev"`
+	// Path is relative to the repository's top, with forward slashes.
+	Path string `json:"path"`
+}
+
+// File contents cross the wire in one of these encodings.
+const (
+	EncodingUTF8   = "utf8"   // text
+	EncodingBase64 = "base64" // anything that is not valid UTF-8, or holds a NUL byte
+)
+
+// FileResult is a file's content at one revision. A path that does not exist
+// there is not an error: Exists is false and Content empty, so a diff shows
+// an empty side for an added or deleted file.
+type FileResult struct {
+	ID  string `json:"id"`
+	Rev string `json:"rev"`
+	// Commit is the commit the revision named when the file was read.
+	Commit string `json:"commit"`
+	Path   string `json:"path"`
+	Exists bool   `json:"exists"`
+	Binary bool   `json:"binary"`
+	// Encoding is utf8 or base64.
+	Encoding string `json:"encoding"`
+	Content  string `json:"content"`
+	// Size is the content's length in bytes.
+	Size int64 `json:"size"`
+}
+
+// MaxFileBytes is the largest file job/file returns.
+const MaxFileBytes = 8 << 20
+
+// MergeParams names the job whose branch to merge.
+type MergeParams struct {
+	ID string `json:"id"`
+}
+
+// MergeResult says what merging a job's branch into the branch checked out
+// in its repository made.
+type MergeResult struct {
+	ID string `json:"id"`
+	// Branch is the job's branch (hub/<id>).
+	Branch string `json:"branch"`
+	// Into is the branch that received it.
+	Into string `json:"into"`
+	// Commit is the new tip of Into.
+	Commit string `json:"commit"`
+	// AlreadyMerged: Into already contained the job's branch; nothing changed.
+	AlreadyMerged bool `json:"already_merged,omitempty"`
+}
+
+// SummaryResult is what a status bar shows: jobs by activity and the
+// month's money.
+type SummaryResult struct {
+	// Running counts preparing, running and verifying jobs.
+	Running    int `json:"running"`
+	NeedsInput int `json:"needs_input"`
+	Queued     int `json:"queued"`
+	// Month is the ledger month (UTC), YYYY-MM.
+	Month         string  `json:"month"`
+	SpentUSD      float64 `json:"spent_usd"`
+	ReservedUSD   float64 `json:"reserved_usd"`
+	MonthlyCapUSD float64 `json:"monthly_cap_usd"`
+}
+
+// QuestionNotice is sent when a worker asks a question (or reports a blocker).
+type QuestionNotice struct {
+	JobID    string   `json:"job_id"`
+	Question Question `json:"question"`
+}
+
+// AnswerNotice is sent when a question is answered, or expired unanswered
+// and the worker went on with its most conservative choice.
+type AnswerNotice struct {
+	JobID      string `json:"job_id"`
+	QuestionID string `json:"question_id"`
+	Expired    bool   `json:"expired"`
+}

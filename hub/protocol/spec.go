@@ -1,0 +1,126 @@
+package protocol
+
+// Spec describes one method or notification: who sends it to whom, its
+// parameters and result (as zero values of their types; nil for none), and
+// what it does. docs/protocol.md and the editor's TypeScript types are
+// generated from Specs; a test keeps them in step with the Method and Notify
+// constants.
+type Spec struct {
+	Method string
+	// Notification: no id, no reply.
+	Notification bool
+	// From and To are client, daemon, shim or worker.
+	From, To string
+	Params   any
+	Result   any
+	Doc      string
+}
+
+// Parties of the protocol.
+const (
+	PartyClient = "client" // an editor, the CLI, the MCP server
+	PartyDaemon = "daemon" // hub serve
+	PartyShim   = "shim"   // one per running job: owns the worker
+	PartyWorker = "worker" // the job's process (hub ask, hub progress)
+)
+
+// CancelParams are the params of $/cancelRequest.
+type CancelParams struct {
+	// ID is the id of the request to cancel (a number or a string).
+	ID any `json:"id"`
+}
+
+// Empty is the params or result of a method that takes or returns nothing: {}.
+type Empty struct{}
+
+func req(method string, params, result any, doc string) Spec {
+	return Spec{Method: method, From: PartyClient, To: PartyDaemon, Params: params, Result: result, Doc: doc}
+}
+
+// Specs lists every method and notification, grouped as docs/protocol.md shows them.
+var Specs = []Spec{
+	req(MethodInitialize, InitializeParams{}, InitializeResult{},
+		"Opens a session. Send it first on every connection. The result names the daemon's protocol version and capabilities; a client checks the major (0.x: the minor) against its own."),
+	req(MethodSubscribe, SubscribeParams{}, SubscribeResult{},
+		"Asks for job/changed, job/event, question/asked and question/answered notifications on this connection, once per connection. With since, the events after that cursor are replayed first, so a client that reconnects loses nothing."),
+	req(MethodJobList, ListParams{}, ListResult{},
+		"Lists jobs, newest first. An editor calls it after subscribing, on every (re)connect, and replaces its jobs by id."),
+	req(MethodJobStatus, IDParams{}, JobStatus{},
+		"The short view of one job."),
+	req(MethodJobStart, StartParams{}, StartResult{},
+		"Starts one job. It returns at once, before the worktree is made; follow the job with job/changed or job/wait. Refused (Refused, InvalidParams) with a hint and the field at fault when the job cannot run as asked: nothing is made then."),
+	req(MethodStartMany, StartManyParams{}, StartManyResult{},
+		"Starts several jobs; each is validated and started on its own, and the results keep the request's order."),
+	req(MethodJobWait, WaitParams{}, WaitResult{},
+		"Blocks until every listed job (or, with any, one) has ended or asks a question newer than since, or until the timeout."),
+	req(MethodJobResult, ResultParams{}, ResultResult{},
+		"A job's result: a short summary, the full text, or the evidence (what hub observed, kept apart from what the worker claimed)."),
+	req(MethodJobEvents, EventsParams{}, EventsResult{},
+		"Reads a job's journal (or every job's) after a cursor, oldest first. Page with the returned cursor."),
+	req(MethodJobFiles, FilesParams{}, FilesResult{},
+		"What a job changed: the files and commits of base..head, head being the tip of its branch now."),
+	req(MethodJobFile, FileParams{}, FileResult{},
+		"One file's content at the job's base or head, for a diff view. A path absent at that revision gives exists false, not an error. Files over 8 MiB are refused."),
+	req(MethodJobReply, ReplyParams{}, ReplyResult{},
+		"Answers a worker's pending question (the oldest one when question_id is empty)."),
+	req(MethodJobSteer, SteerParams{}, SteerResult{},
+		"Queues a message for a running worker; it is delivered at the worker's next progress report or tool result (a delivered event says when)."),
+	req(MethodJobStop, IDParams{}, JobStatus{},
+		"Stops a job: its worker is stopped, what it wrote is committed on its branch, and it ends cancelled."),
+	req(MethodJobCleanup, CleanupParams{}, CleanupResult{},
+		"Removes an ended job's worktree; the branch stays unless delete_branch. The record stays readable."),
+	req(MethodJobMerge, MergeParams{}, MergeResult{},
+		"Merges an ended job's branch into the branch checked out in its repository (a merge commit, hooks off). Refused with Conflict, and nothing touched, when the merge would conflict (data.files names the paths); WrongState when the checkout has uncommitted changes, is on a detached HEAD, or the job has not ended."),
+	req(MethodSummary, Empty{}, SummaryResult{},
+		"Counts of running, waiting and queued jobs and the month's spend: what a status bar shows. Cheap: no engine is probed."),
+	req(MethodEngineList, Empty{}, EnginesResult{},
+		"The engines on this machine, what each can enforce and its quota, with the month's money."),
+	req(MethodRouteExplain, StartParams{}, RouteExplainResult{},
+		"The router's decision for a start request, made exactly as job/start would make it, without starting anything."),
+	req(MethodRouteCalibrate, RouteCalibrateParams{}, RouteCalibrateResult{},
+		"Fits the router's statistics from hub's history and writes routing.json (unless dry_run)."),
+	req(MethodLedgerList, LedgerParams{}, LedgerResult{},
+		"The money ledger: every reservation and what was charged against it."),
+	req(MethodROIReport, ROIParams{}, ROIResult{},
+		"What each engine cost per job that succeeded."),
+	req(MethodDU, DUParams{}, DUResult{},
+		"Disk use per job and of HUB_HOME."),
+	req(MethodGC, GCParams{}, GCResult{},
+		"Removes what old ended jobs left behind (a dry run unless apply); records and journals stay."),
+	req(MethodProfileList, Empty{}, ProfileListResult{},
+		"The built-in worker's model profiles. Keys are never returned."),
+	req(MethodProfileSet, ProfileSetParams{}, ProfileInfo{},
+		"Adds or replaces a profile; a key given here is stored in the env file (mode 0600)."),
+	req(MethodProfileRemove, ProfileNameParams{}, ProfileListResult{},
+		"Removes a profile."),
+	req(MethodProfileDefault, ProfileNameParams{}, ProfileListResult{},
+		"Makes a profile the default."),
+	req(MethodProviderStatus, ProfileNameParams{}, ProviderStatusResult{},
+		"Checks whether a profile (empty: every profile) has its key and reaches its endpoint."),
+	req(MethodShutdown, Empty{}, Empty{},
+		"Stops the daemon. Running jobs keep running in their shims; the next daemon picks them up."),
+	{Method: MethodCancelRequest, Notification: true, From: PartyClient, To: PartyDaemon, Params: CancelParams{},
+		Doc: "Cancels an in-flight request (LSP's $/cancelRequest); it then fails with RequestCancelled. A wait is the usual one to cancel."},
+
+	{Method: NotifyJobChanged, Notification: true, From: PartyDaemon, To: PartyClient, Params: JobStatus{},
+		Doc: "A job's full short view after any change of state, progress, question or cost. Keep the one with the highest cursor."},
+	{Method: NotifyJobEvent, Notification: true, From: PartyDaemon, To: PartyClient, Params: Event{},
+		Doc: "Every journal event, of every job, in cursor order."},
+	{Method: NotifyQuestionAsked, Notification: true, From: PartyDaemon, To: PartyClient, Params: QuestionNotice{},
+		Doc: "A worker asked a question or reported a blocker; it waits for job/reply until expires_at."},
+	{Method: NotifyQuestionAnswered, Notification: true, From: PartyDaemon, To: PartyClient, Params: AnswerNotice{},
+		Doc: "A question was answered, or expired unanswered."},
+
+	{Method: MethodWorkerAsk, From: PartyWorker, To: PartyShim, Params: AskParams{}, Result: AskResult{},
+		Doc: "A worker's question (hub ask). Blocks until answered or the ask timeout."},
+	{Method: MethodWorkerProgress, From: PartyWorker, To: PartyShim, Params: ProgressParams{}, Result: ProgressResult{},
+		Doc: "A worker's progress note (hub progress); the result carries steering queued for it."},
+	{Method: MethodShimReply, From: PartyDaemon, To: PartyShim, Params: ShimReplyParams{}, Result: Empty{},
+		Doc: "Delivers an answer to the job's shim."},
+	{Method: MethodShimSteer, From: PartyDaemon, To: PartyShim, Params: ShimSteerParams{}, Result: Empty{},
+		Doc: "Tells the shim a steering message is queued."},
+	{Method: MethodShimStop, From: PartyDaemon, To: PartyShim, Params: ShimStopParams{}, Result: Empty{},
+		Doc: "Asks the shim to stop its worker."},
+	{Method: NotifyShimChanged, Notification: true, From: PartyShim, To: PartyDaemon, Params: ShimChangedParams{},
+		Doc: "A shim wrote to the store; the daemon fans the new events out."},
+}
