@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/hub-agents/hub/hub/job"
@@ -77,6 +78,9 @@ func (s *Server) pump(ctx context.Context) {
 			for _, ev := range evs {
 				if ev.Cursor > sub.last {
 					sub.send(notification{protocol.NotifyJobEvent, ev})
+					if n, ok := questionNotice(ev); ok {
+						sub.send(n)
+					}
 					sub.last = ev.Cursor
 				}
 			}
@@ -93,6 +97,31 @@ func (s *Server) pump(ctx context.Context) {
 			return
 		}
 	}
+}
+
+// questionNotice is the question/asked or question/answered notification
+// an event stands for, if any.
+func questionNotice(ev protocol.Event) (notification, bool) {
+	switch ev.Kind {
+	case protocol.EventQuestion:
+		n := protocol.QuestionNotice{JobID: ev.JobID}
+		if json.Unmarshal(ev.Data, &n.Question) != nil || n.Question.ID == "" {
+			return notification{}, false
+		}
+		return notification{protocol.NotifyQuestionAsked, n}, true
+	case protocol.EventAnswer:
+		n := protocol.AnswerNotice{JobID: ev.JobID}
+		var d struct {
+			QuestionID string `json:"question_id"`
+			Expired    bool   `json:"expired"`
+		}
+		if json.Unmarshal(ev.Data, &d) != nil || d.QuestionID == "" {
+			return notification{}, false
+		}
+		n.QuestionID, n.Expired = d.QuestionID, d.Expired
+		return notification{protocol.NotifyQuestionAnswered, n}, true
+	}
+	return notification{}, false
 }
 
 func (s *Server) wake(cursor int64) {

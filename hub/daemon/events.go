@@ -62,6 +62,9 @@ func (s *Server) subscribe(ctx context.Context, c *rpc.Conn, p protocol.Subscrib
 			}
 			for _, ev := range evs {
 				sub.send(notification{protocol.NotifyJobEvent, ev})
+				if n, ok := questionNotice(ev); ok {
+					sub.send(n)
+				}
 				sub.last = ev.Cursor
 			}
 		}

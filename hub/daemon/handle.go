@@ -71,6 +71,14 @@ func (s *Server) handle(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request)
 		return call(ctx, req, s.du)
 	case protocol.MethodGC:
 		return call(ctx, req, s.gc)
+	case protocol.MethodJobFiles:
+		return call(ctx, req, s.files)
+	case protocol.MethodJobFile:
+		return call(ctx, req, s.file)
+	case protocol.MethodJobMerge:
+		return call(ctx, req, s.merge)
+	case protocol.MethodSummary:
+		return call(ctx, req, s.summary)
 	case protocol.MethodShutdown:
 		s.o.Log.Info().Msg("shutdown requested")
 		go s.cancel()

@@ -32,6 +32,15 @@ type world struct {
 	mu       sync.Mutex
 	statuses map[string]protocol.JobStatus
 	changed  chan struct{}
+	// notices are the question/asked and question/answered notifications, in order.
+	notices []notice
+}
+
+// notice is one question notification: its method and params.
+type notice struct {
+	method string
+	asked  protocol.QuestionNotice
+	answer protocol.AnswerNotice
 }
 
 func newWorld(t *testing.T) *world {
@@ -53,6 +62,14 @@ func (w *world) connect(ctx context.Context) *client.Client {
 				w.changed = make(chan struct{})
 				w.mu.Unlock()
 			}
+		}
+		if (req.Method == protocol.NotifyQuestionAsked || req.Method == protocol.NotifyQuestionAnswered) && req.Params != nil {
+			n := notice{method: req.Method}
+			_ = json.Unmarshal(*req.Params, &n.asked)
+			_ = json.Unmarshal(*req.Params, &n.answer)
+			w.mu.Lock()
+			w.notices = append(w.notices, n)
+			w.mu.Unlock()
 		}
 		return nil, nil
 	}

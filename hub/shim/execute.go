@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 	"time"
 
@@ -566,16 +565,8 @@ func buildEvidence(ctx context.Context, j *store.Job, head string, salvaged bool
 	if j.Kind != protocol.KindWrite || j.Repo == "" || head == "" || head == j.BaseSHA {
 		return ev
 	}
-	if files, err := gitx.DiffFiles(ctx, j.Repo, j.BaseSHA, head); err == nil {
-		for _, f := range files {
-			ev.Files = append(ev.Files, protocol.FileChange{Path: f.Path, OldPath: f.OldPath, Change: f.Change, Added: f.Added, Deleted: f.Deleted})
-		}
-	}
-	if commits, err := gitx.Log(ctx, j.Repo, j.BaseSHA, head); err == nil {
-		for _, c := range commits {
-			ev.Commits = append(ev.Commits, protocol.Commit{SHA: c.SHA, Subject: c.Subject, Author: c.Author,
-				ByHub: c.Trailers["Hub-Job"] == j.ID, Salvage: strings.EqualFold(c.Trailers["Hub-Salvage"], "true")})
-		}
+	if files, commits, err := job.Changes(ctx, j.Repo, j.ID, j.BaseSHA, head); err == nil {
+		ev.Files, ev.Commits = files, commits
 	}
 	return ev
 }

@@ -473,3 +473,24 @@ func (s *Store) CountActive(ctx context.Context) (running int, queued int, err e
 	}
 	return running, queued, nil
 }
+
+// CountStates counts the jobs in each state that has not ended.
+func (s *Store) CountStates(ctx context.Context) (map[protocol.State]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT state, COUNT(*) FROM jobs WHERE state IN (?, ?, ?, ?, ?) GROUP BY state`,
+		string(protocol.StateQueued), string(protocol.StatePreparing), string(protocol.StateRunning),
+		string(protocol.StateNeedsInput), string(protocol.StateVerifying))
+	if err != nil {
+		return nil, fmt.Errorf("store: count states: %w", err)
+	}
+	defer rows.Close()
+	n := map[protocol.State]int{}
+	for rows.Next() {
+		var st string
+		var c int
+		if err := rows.Scan(&st, &c); err != nil {
+			return nil, fmt.Errorf("store: count states: %w", err)
+		}
+		n[protocol.State(st)] = c
+	}
+	return n, rows.Err()
+}
