@@ -6,19 +6,19 @@ package protocol
 
 // FilesParams names the job whose changes to list.
 type FilesParams struct {
-	ID string `json:"id"`
+	ID string `json:"id"` // the job id
 }
 
 // FilesResult lists what a job changed: base..head, where head is the tip
 // of the job's branch now (it moves while the job runs and commits).
 type FilesResult struct {
-	ID string `json:"id"`
+	ID string `json:"id"` // the job id
 	// Base is the commit the job started from.
 	Base string `json:"base"`
 	// Head is the branch tip now; empty for a read job or before the branch exists.
 	Head    string       `json:"head"`
-	Files   []FileChange `json:"files"`
-	Commits []Commit     `json:"commits"`
+	Files   []FileChange `json:"files"`   // the files of base..head, sorted by path
+	Commits []Commit     `json:"commits"` // the commits of base..head, oldest first
 }
 
 // Revisions job/file reads from.
@@ -29,7 +29,7 @@ const (
 
 // FileParams asks for one file's content at a job's base or head.
 type FileParams struct {
-	ID string `json:"id"`
+	ID string `json:"id"` // the job id
 	// Rev is base or head.
 	Rev string `json:"rev"`
 	// Path is relative to the repository's top, with forward slashes.
@@ -46,16 +46,16 @@ const (
 // there is not an error: Exists is false and Content empty, so a diff shows
 // an empty side for an added or deleted file.
 type FileResult struct {
-	ID  string `json:"id"`
-	Rev string `json:"rev"`
+	ID  string `json:"id"`  // the job id
+	Rev string `json:"rev"` // base or head, as asked
 	// Commit is the commit the revision named when the file was read.
 	Commit string `json:"commit"`
-	Path   string `json:"path"`
-	Exists bool   `json:"exists"`
-	Binary bool   `json:"binary"`
+	Path   string `json:"path"`   // the cleaned path
+	Exists bool   `json:"exists"` // false when the path is not a file at that revision
+	Binary bool   `json:"binary"` // true when the content is not UTF-8 text (it is then base64)
 	// Encoding is utf8 or base64.
 	Encoding string `json:"encoding"`
-	Content  string `json:"content"`
+	Content  string `json:"content"` // the file's content, in Encoding
 	// Size is the content's length in bytes.
 	Size int64 `json:"size"`
 }
@@ -65,13 +65,13 @@ const MaxFileBytes = 8 << 20
 
 // MergeParams names the job whose branch to merge.
 type MergeParams struct {
-	ID string `json:"id"`
+	ID string `json:"id"` // the job id
 }
 
 // MergeResult says what merging a job's branch into the branch checked out
 // in its repository made.
 type MergeResult struct {
-	ID string `json:"id"`
+	ID string `json:"id"` // the job id
 	// Branch is the job's branch (hub/<id>).
 	Branch string `json:"branch"`
 	// Into is the branch that received it.
@@ -87,25 +87,25 @@ type MergeResult struct {
 type SummaryResult struct {
 	// Running counts preparing, running and verifying jobs.
 	Running    int `json:"running"`
-	NeedsInput int `json:"needs_input"`
-	Queued     int `json:"queued"`
+	NeedsInput int `json:"needs_input"` // jobs waiting for an answer
+	Queued     int `json:"queued"`      // jobs waiting for a slot
 	// Month is the ledger month (UTC), YYYY-MM.
 	Month         string  `json:"month"`
-	SpentUSD      float64 `json:"spent_usd"`
-	ReservedUSD   float64 `json:"reserved_usd"`
-	MonthlyCapUSD float64 `json:"monthly_cap_usd"`
+	SpentUSD      float64 `json:"spent_usd"`       // charged this month
+	ReservedUSD   float64 `json:"reserved_usd"`    // reserved by jobs still running
+	MonthlyCapUSD float64 `json:"monthly_cap_usd"` // the monthly cap
 }
 
 // QuestionNotice is sent when a worker asks a question (or reports a blocker).
 type QuestionNotice struct {
-	JobID    string   `json:"job_id"`
-	Question Question `json:"question"`
+	JobID    string   `json:"job_id"`   // the job that asks
+	Question Question `json:"question"` // the question
 }
 
 // AnswerNotice is sent when a question is answered, or expired unanswered
 // and the worker went on with its most conservative choice.
 type AnswerNotice struct {
-	JobID      string `json:"job_id"`
-	QuestionID string `json:"question_id"`
-	Expired    bool   `json:"expired"`
+	JobID      string `json:"job_id"`      // the job
+	QuestionID string `json:"question_id"` // the question settled
+	Expired    bool   `json:"expired"`     // true when nobody answered in time
 }

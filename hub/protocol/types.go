@@ -63,18 +63,18 @@ var IsolationLevels = []string{IsolationWorktree, IsolationSandbox, IsolationIso
 
 // InitializeParams opens a session.
 type InitializeParams struct {
-	ClientName      string `json:"client_name,omitempty"`
-	ClientVersion   string `json:"client_version,omitempty"`
-	ProtocolVersion string `json:"protocol_version,omitempty"`
+	ClientName      string `json:"client_name,omitempty"`      // who connects, for the daemon's log
+	ClientVersion   string `json:"client_version,omitempty"`   // the client's version
+	ProtocolVersion string `json:"protocol_version,omitempty"` // the protocol version the client was written for
 }
 
 // InitializeResult says who answers and what it can do.
 type InitializeResult struct {
-	ServerVersion   string   `json:"server_version"`
-	ProtocolVersion string   `json:"protocol_version"`
-	PID             int      `json:"pid"`
-	Home            string   `json:"home"`
-	Capabilities    []string `json:"capabilities"`
+	ServerVersion   string   `json:"server_version"`   // hub's version
+	ProtocolVersion string   `json:"protocol_version"` // the protocol version the daemon speaks
+	PID             int      `json:"pid"`              // the daemon's process id
+	Home            string   `json:"home"`             // HUB_HOME of this daemon
+	Capabilities    []string `json:"capabilities"`     // what it offers; see Capabilities
 }
 
 // StartParams describes one job. Only Task is required (plus Repo for a
@@ -118,12 +118,12 @@ type StartParams struct {
 
 // StartResult is what start returns at once, before the job is prepared.
 type StartResult struct {
-	ID        string `json:"id"`
-	State     State  `json:"state"`
-	Engine    string `json:"engine"`
-	Branch    string `json:"branch,omitempty"`
-	Base      string `json:"base,omitempty"` // the resolved base commit
-	Isolation string `json:"isolation"`
+	ID        string `json:"id"`               // the new job's id
+	State     State  `json:"state"`            // queued, or preparing when a slot was free
+	Engine    string `json:"engine"`           // the engine that runs it
+	Branch    string `json:"branch,omitempty"` // hub/<id>, for a write job
+	Base      string `json:"base,omitempty"`   // the resolved base commit
+	Isolation string `json:"isolation"`        // the isolation level it runs at
 	// Notes say what the caller should know: uncommitted changes not carried,
 	// isolation is not a sandbox, why an engine was picked.
 	Notes []string `json:"notes,omitempty"`
@@ -131,7 +131,7 @@ type StartResult struct {
 
 // StartManyParams starts several jobs; each is validated and started on its own.
 type StartManyParams struct {
-	Jobs []StartParams `json:"jobs"`
+	Jobs []StartParams `json:"jobs"` // the jobs to start, each as job/start takes it
 }
 
 // StartManyItem is one job's outcome: a StartResult, or an error.
@@ -142,71 +142,71 @@ type StartManyItem struct {
 
 // ItemError is a per-item failure in a batch.
 type ItemError struct {
-	Code    int64  `json:"code"`
-	Message string `json:"message"`
-	Hint    string `json:"hint,omitempty"`
-	Field   string `json:"field,omitempty"`
+	Code    int64  `json:"code"`            // an ErrorCodes value
+	Message string `json:"message"`         // what went wrong
+	Hint    string `json:"hint,omitempty"`  // what to do
+	Field   string `json:"field,omitempty"` // the parameter at fault
 }
 
 // StartManyResult keeps the order of the request.
 type StartManyResult struct {
-	Results []StartManyItem `json:"results"`
+	Results []StartManyItem `json:"results"` // one per job asked, in order
 }
 
 // IDParams names one job.
 type IDParams struct {
-	ID string `json:"id"`
+	ID string `json:"id"` // the job id
 }
 
 // Question is a worker's pending question (or blocker).
 type Question struct {
-	ID      string    `json:"id"`
-	Kind    string    `json:"kind"` // question | blocker
-	Text    string    `json:"text"`
-	Context string    `json:"context,omitempty"`
-	AskedAt time.Time `json:"asked_at"`
+	ID      string    `json:"id"`                // the question id, for job/reply
+	Kind    string    `json:"kind"`              // question | blocker
+	Text    string    `json:"text"`              // what the worker asks
+	Context string    `json:"context,omitempty"` // what the worker says it needs the answer for
+	AskedAt time.Time `json:"asked_at"`          // when it was asked
 	// ExpiresAt is when the worker stops waiting and goes on with its most conservative choice.
 	ExpiresAt time.Time `json:"expires_at"`
-	Cursor    int64     `json:"cursor"`
+	Cursor    int64     `json:"cursor"` // the cursor of its journal event
 }
 
 // JobStatus is the short view of a job.
 type JobStatus struct {
-	ID        string    `json:"id"`
-	State     State     `json:"state"`
-	Kind      string    `json:"kind"`
-	Engine    string    `json:"engine"`
-	Model     string    `json:"model,omitempty"`
-	Repo      string    `json:"repo,omitempty"`
-	Branch    string    `json:"branch,omitempty"`
-	Base      string    `json:"base,omitempty"`
-	Head      string    `json:"head,omitempty"`
-	Task      string    `json:"task"` // first line, shortened
-	Progress  string    `json:"progress,omitempty"`
-	Question  *Question `json:"question,omitempty"`
-	CostUSD   float64   `json:"cost_usd"`
-	CostKnown bool      `json:"cost_known"`
+	ID        string    `json:"id"`                 // the job id (8 characters); its branch is hub/<id>
+	State     State     `json:"state"`              // where the job is in its lifecycle
+	Kind      string    `json:"kind"`               // write or read
+	Engine    string    `json:"engine"`             // the engine running it (the router's pick when started with auto)
+	Model     string    `json:"model,omitempty"`    // the model, for engines that take one
+	Repo      string    `json:"repo,omitempty"`     // the repository's top
+	Branch    string    `json:"branch,omitempty"`   // hub/<id>, for a write job
+	Base      string    `json:"base,omitempty"`     // the commit the job started from
+	Head      string    `json:"head,omitempty"`     // the last commit hub recorded for the job (the branch tip at the end)
+	Task      string    `json:"task"`               // first line, shortened
+	Progress  string    `json:"progress,omitempty"` // the worker's latest progress note
+	Question  *Question `json:"question,omitempty"` // the oldest pending question, while the state is needs_input
+	CostUSD   float64   `json:"cost_usd"`           // spent so far (the final cost once ended)
+	CostKnown bool      `json:"cost_known"`         // false when an engine could not price a call; the whole reservation is then charged
 	// VerifyExit is verify's exit code, once it ran.
 	VerifyExit *int       `json:"verify_exit,omitempty"`
-	Salvaged   bool       `json:"salvaged,omitempty"`
-	Error      string     `json:"error,omitempty"`
-	CreatedAt  time.Time  `json:"created_at"`
-	EndedAt    *time.Time `json:"ended_at,omitempty"`
-	ElapsedMS  int64      `json:"elapsed_ms"`
+	Salvaged   bool       `json:"salvaged,omitempty"` // hub committed what the worker left after an unclean end
+	Error      string     `json:"error,omitempty"`    // why the job failed, was cancelled or timed out
+	CreatedAt  time.Time  `json:"created_at"`         // when start accepted the job
+	EndedAt    *time.Time `json:"ended_at,omitempty"` // when it ended
+	ElapsedMS  int64      `json:"elapsed_ms"`         // milliseconds from creation to now, or to the end
 	// Cursor is the cursor of the job's latest event.
 	Cursor int64 `json:"cursor"`
 }
 
 // ListParams filters job/list. Empty means every job, newest first.
 type ListParams struct {
-	States []State `json:"states,omitempty"`
-	Repo   string  `json:"repo,omitempty"`
-	Limit  int     `json:"limit,omitempty"`
+	States []State `json:"states,omitempty"` // only jobs in these states
+	Repo   string  `json:"repo,omitempty"`   // only jobs of this repository (its top)
+	Limit  int     `json:"limit,omitempty"`  // at most this many (0 or absent: every job)
 }
 
 // ListResult holds jobs newest first.
 type ListResult struct {
-	Jobs []JobStatus `json:"jobs"`
+	Jobs []JobStatus `json:"jobs"` // newest first
 }
 
 // WaitParams: wait until every job (or, with Any, one job) has ended or needs
@@ -222,7 +222,7 @@ type WaitParams struct {
 
 // WaitResult is returned as soon as the condition holds, or at the timeout.
 type WaitResult struct {
-	Jobs []JobStatus `json:"jobs"`
+	Jobs []JobStatus `json:"jobs"` // the listed jobs, in the order asked
 	// Unknown lists the ids hub has no job for.
 	Unknown []string `json:"unknown,omitempty"`
 	// Done says the condition held; false means the timeout came first.
@@ -233,12 +233,12 @@ type WaitResult struct {
 
 // Event is one entry of a job's journal.
 type Event struct {
-	Cursor int64           `json:"cursor"`
-	JobID  string          `json:"job_id"`
-	At     time.Time       `json:"at"`
-	Kind   string          `json:"kind"`
-	Text   string          `json:"text,omitempty"`
-	Data   json.RawMessage `json:"data,omitempty"`
+	Cursor int64           `json:"cursor"`         // its place in hub's history: one counter for every job, only growing
+	JobID  string          `json:"job_id"`         // the job it belongs to
+	At     time.Time       `json:"at"`             // when it happened
+	Kind   string          `json:"kind"`           // one of EventKinds
+	Text   string          `json:"text,omitempty"` // the text, by kind (see EventKinds)
+	Data   json.RawMessage `json:"data,omitempty"` // structured data, by kind (see EventKinds)
 }
 
 // Event kinds.
@@ -276,8 +276,8 @@ type EventsParams struct {
 
 // EventsResult holds events in cursor order.
 type EventsResult struct {
-	Events []Event `json:"events"`
-	Cursor int64   `json:"cursor"`
+	Events []Event `json:"events"` // oldest first
+	Cursor int64   `json:"cursor"` // the cursor of the last event returned (since, when none); pass it as since to read on
 }
 
 // ResultParams asks for a job's result: the summary by default, the full
@@ -345,7 +345,7 @@ type RubricCriterion struct {
 
 // FileChange is one file of base..head.
 type FileChange struct {
-	Path    string `json:"path"`
+	Path    string `json:"path"`               // the path relative to the repository's top
 	OldPath string `json:"old_path,omitempty"` // renames and copies
 	Change  string `json:"change"`             // added | modified | deleted | renamed | copied | type_changed
 	Added   int    `json:"added"`              // lines; -1 for binary
@@ -354,9 +354,9 @@ type FileChange struct {
 
 // Commit is one commit of base..head, oldest first.
 type Commit struct {
-	SHA     string `json:"sha"`
-	Subject string `json:"subject"`
-	Author  string `json:"author"`
+	SHA     string `json:"sha"`     // the full commit id
+	Subject string `json:"subject"` // the first line of its message
+	Author  string `json:"author"`  // "Name <email>"
 	// ByHub marks a commit hub made of what the worker left uncommitted.
 	ByHub   bool `json:"by_hub,omitempty"`
 	Salvage bool `json:"salvage,omitempty"`
@@ -364,11 +364,11 @@ type Commit struct {
 
 // Verify is the outcome of the caller's check on the head commit.
 type Verify struct {
-	Command    string `json:"command"`
-	ExitCode   int    `json:"exit_code"`
-	TimedOut   bool   `json:"timed_out"`
-	DurationMS int64  `json:"duration_ms"`
-	OutputTail string `json:"output_tail"`
+	Command    string `json:"command"`     // the shell command
+	ExitCode   int    `json:"exit_code"`   // its exit code (-1 when it could not run or was killed)
+	TimedOut   bool   `json:"timed_out"`   // it ran past its timeout and was killed
+	DurationMS int64  `json:"duration_ms"` // how long it ran
+	OutputTail string `json:"output_tail"` // the end of its output, redacted
 	// Commit is the commit verify ran on.
 	Commit string `json:"commit"`
 }
@@ -418,45 +418,45 @@ type Timings struct {
 
 // ReplyParams answers a worker's pending question.
 type ReplyParams struct {
-	ID string `json:"id"`
+	ID string `json:"id"` // the job id
 	// QuestionID is optional: the pending question is answered when empty.
 	QuestionID string `json:"question_id,omitempty"`
-	Text       string `json:"text"`
+	Text       string `json:"text"` // the answer
 }
 
 // ReplyResult confirms the delivery.
 type ReplyResult struct {
-	ID         string `json:"id"`
-	QuestionID string `json:"question_id"`
-	Delivered  bool   `json:"delivered"`
+	ID         string `json:"id"`          // the job id
+	QuestionID string `json:"question_id"` // the question answered
+	Delivered  bool   `json:"delivered"`   // the shim handed the answer to the worker
 }
 
 // SteerParams redirects a running worker.
 type SteerParams struct {
-	ID   string `json:"id"`
-	Text string `json:"text"`
+	ID   string `json:"id"`   // the job id
+	Text string `json:"text"` // the message for the worker
 }
 
 // SteerResult says the message is queued; it reaches the worker at its next
 // progress report or tool result (the job's events say when).
 type SteerResult struct {
-	ID     string `json:"id"`
-	Queued bool   `json:"queued"`
+	ID     string `json:"id"`     // the job id
+	Queued bool   `json:"queued"` // the message is stored for the worker
 }
 
 // CleanupParams removes an ended job's worktree; the branch is kept unless
 // DeleteBranch.
 type CleanupParams struct {
-	ID           string `json:"id"`
-	DeleteBranch bool   `json:"delete_branch,omitempty"`
+	ID           string `json:"id"`                      // the job id
+	DeleteBranch bool   `json:"delete_branch,omitempty"` // also delete hub/<id>
 }
 
 // CleanupResult says what was removed.
 type CleanupResult struct {
-	ID              string `json:"id"`
-	WorktreeRemoved bool   `json:"worktree_removed"`
-	BranchDeleted   bool   `json:"branch_deleted"`
-	Branch          string `json:"branch,omitempty"`
+	ID              string `json:"id"`               // the job id
+	WorktreeRemoved bool   `json:"worktree_removed"` // the worktree was there and is gone
+	BranchDeleted   bool   `json:"branch_deleted"`   // the branch was deleted
+	Branch          string `json:"branch,omitempty"` // the job's branch
 }
 
 // EngineCapabilities is what an engine can promise.
@@ -468,11 +468,11 @@ type EngineCapabilities struct {
 
 // EngineInfo is one engine as this machine has it.
 type EngineInfo struct {
-	Name         string             `json:"name"`
-	Available    bool               `json:"available"`
-	Reason       string             `json:"reason,omitempty"` // why not available
-	Version      string             `json:"version,omitempty"`
-	Capabilities EngineCapabilities `json:"capabilities"`
+	Name         string             `json:"name"`              // the engine's name, as start takes it
+	Available    bool               `json:"available"`         // it can run here now
+	Reason       string             `json:"reason,omitempty"`  // why not available
+	Version      string             `json:"version,omitempty"` // the installed version
+	Capabilities EngineCapabilities `json:"capabilities"`      // what it can promise
 	// Quota is what hub knows of the engine's room: provider windows it
 	// reported, and hub's monthly cap for engines that pay in dollars.
 	Quota []QuotaSignal `json:"quota,omitempty"`
@@ -482,15 +482,15 @@ type EngineInfo struct {
 
 // EnginesResult lists engines and the money view.
 type EnginesResult struct {
-	Engines []EngineInfo `json:"engines"`
+	Engines []EngineInfo `json:"engines"` // every engine hub knows, available or not
 	// Spend this month against the cap.
 	Month         string  `json:"month"`
-	SpentUSD      float64 `json:"spent_usd"`
-	ReservedUSD   float64 `json:"reserved_usd"`
-	MonthlyCapUSD float64 `json:"monthly_cap_usd"`
-	Running       int     `json:"running"`
-	MaxRunning    int     `json:"max_running"`
-	Queued        int     `json:"queued"`
+	SpentUSD      float64 `json:"spent_usd"`       // charged this month
+	ReservedUSD   float64 `json:"reserved_usd"`    // reserved by running jobs
+	MonthlyCapUSD float64 `json:"monthly_cap_usd"` // the monthly cap
+	Running       int     `json:"running"`         // jobs holding a slot
+	MaxRunning    int     `json:"max_running"`     // slots in all
+	Queued        int     `json:"queued"`          // jobs waiting for a slot
 }
 
 // SubscribeParams subscribes the connection to notifications.
@@ -501,7 +501,7 @@ type SubscribeParams struct {
 
 // SubscribeResult gives the cursor the subscription starts after.
 type SubscribeResult struct {
-	Cursor int64 `json:"cursor"`
+	Cursor int64 `json:"cursor"` // the newest event cursor when the subscription began
 }
 
 // AskParams is a worker's question to its supervisor.

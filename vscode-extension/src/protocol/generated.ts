@@ -243,17 +243,25 @@ export interface ErrorData {
 
 /** InitializeParams opens a session. */
 export interface InitializeParams {
+  /** who connects, for the daemon's log */
   client_name?: string;
+  /** the client's version */
   client_version?: string;
+  /** the protocol version the client was written for */
   protocol_version?: string;
 }
 
 /** InitializeResult says who answers and what it can do. */
 export interface InitializeResult {
+  /** hub's version */
   server_version: string;
+  /** the protocol version the daemon speaks */
   protocol_version: string;
+  /** the daemon's process id */
   pid: number;
+  /** HUB_HOME of this daemon */
   home: string;
+  /** what it offers; see Capabilities */
   capabilities: string[];
 }
 
@@ -265,13 +273,17 @@ export interface SubscribeParams {
 
 /** SubscribeResult gives the cursor the subscription starts after. */
 export interface SubscribeResult {
+  /** the newest event cursor when the subscription began */
   cursor: number;
 }
 
 /** ListParams filters job/list. Empty means every job, newest first. */
 export interface ListParams {
+  /** only jobs in these states */
   states?: State[];
+  /** only jobs of this repository (its top) */
   repo?: string;
+  /** at most this many (0 or absent: every job) */
   limit?: number;
 }
 
@@ -283,32 +295,51 @@ export const States: readonly State[] = ["queued", "preparing", "running", "need
 
 /** ListResult holds jobs newest first. */
 export interface ListResult {
+  /** newest first */
   jobs: JobStatus[];
 }
 
 /** JobStatus is the short view of a job. */
 export interface JobStatus {
+  /** the job id (8 characters); its branch is hub/<id> */
   id: string;
+  /** where the job is in its lifecycle */
   state: State;
+  /** write or read */
   kind: string;
+  /** the engine running it (the router's pick when started with auto) */
   engine: string;
+  /** the model, for engines that take one */
   model?: string;
+  /** the repository's top */
   repo?: string;
+  /** hub/<id>, for a write job */
   branch?: string;
+  /** the commit the job started from */
   base?: string;
+  /** the last commit hub recorded for the job (the branch tip at the end) */
   head?: string;
   /** first line, shortened */
   task: string;
+  /** the worker's latest progress note */
   progress?: string;
+  /** the oldest pending question, while the state is needs_input */
   question?: Question;
+  /** spent so far (the final cost once ended) */
   cost_usd: number;
+  /** false when an engine could not price a call; the whole reservation is then charged */
   cost_known: boolean;
   /** VerifyExit is verify's exit code, once it ran. */
   verify_exit?: number;
+  /** hub committed what the worker left after an unclean end */
   salvaged?: boolean;
+  /** why the job failed, was cancelled or timed out */
   error?: string;
+  /** when start accepted the job */
   created_at: string;
+  /** when it ended */
   ended_at?: string;
+  /** milliseconds from creation to now, or to the end */
   elapsed_ms: number;
   /** Cursor is the cursor of the job's latest event. */
   cursor: number;
@@ -316,19 +347,25 @@ export interface JobStatus {
 
 /** Question is a worker's pending question (or blocker). */
 export interface Question {
+  /** the question id, for job/reply */
   id: string;
   /** question | blocker */
   kind: string;
+  /** what the worker asks */
   text: string;
+  /** what the worker says it needs the answer for */
   context?: string;
+  /** when it was asked */
   asked_at: string;
   /** ExpiresAt is when the worker stops waiting and goes on with its most conservative choice. */
   expires_at: string;
+  /** the cursor of its journal event */
   cursor: number;
 }
 
 /** IDParams names one job. */
 export interface IDParams {
+  /** the job id */
   id: string;
 }
 
@@ -372,12 +409,17 @@ export interface StartParams {
 
 /** StartResult is what start returns at once, before the job is prepared. */
 export interface StartResult {
+  /** the new job's id */
   id: string;
+  /** queued, or preparing when a slot was free */
   state: State;
+  /** the engine that runs it */
   engine: string;
+  /** hub/<id>, for a write job */
   branch?: string;
   /** the resolved base commit */
   base?: string;
+  /** the isolation level it runs at */
   isolation: string;
   /** Notes say what the caller should know: uncommitted changes not carried, isolation is not a sandbox, why an engine was picked. */
   notes?: string[];
@@ -385,11 +427,13 @@ export interface StartResult {
 
 /** StartManyParams starts several jobs; each is validated and started on its own. */
 export interface StartManyParams {
+  /** the jobs to start, each as job/start takes it */
   jobs: StartParams[];
 }
 
 /** StartManyResult keeps the order of the request. */
 export interface StartManyResult {
+  /** one per job asked, in order */
   results: StartManyItem[];
 }
 
@@ -400,9 +444,13 @@ export interface StartManyItem extends Partial<StartResult> {
 
 /** ItemError is a per-item failure in a batch. */
 export interface ItemError {
+  /** an ErrorCodes value */
   code: number;
+  /** what went wrong */
   message: string;
+  /** what to do */
   hint?: string;
+  /** the parameter at fault */
   field?: string;
 }
 
@@ -417,6 +465,7 @@ export interface WaitParams {
 
 /** WaitResult is returned as soon as the condition holds, or at the timeout. */
 export interface WaitResult {
+  /** the listed jobs, in the order asked */
   jobs: JobStatus[];
   /** Unknown lists the ids hub has no job for. */
   unknown?: string[];
@@ -469,6 +518,7 @@ export interface Evidence {
 
 /** FileChange is one file of base..head. */
 export interface FileChange {
+  /** the path relative to the repository's top */
   path: string;
   /** renames and copies */
   old_path?: string;
@@ -481,8 +531,11 @@ export interface FileChange {
 
 /** Commit is one commit of base..head, oldest first. */
 export interface Commit {
+  /** the full commit id */
   sha: string;
+  /** the first line of its message */
   subject: string;
+  /** "Name <email>" */
   author: string;
   /** ByHub marks a commit hub made of what the worker left uncommitted. */
   by_hub?: boolean;
@@ -491,10 +544,15 @@ export interface Commit {
 
 /** Verify is the outcome of the caller's check on the head commit. */
 export interface Verify {
+  /** the shell command */
   command: string;
+  /** its exit code (-1 when it could not run or was killed) */
   exit_code: number;
+  /** it ran past its timeout and was killed */
   timed_out: boolean;
+  /** how long it ran */
   duration_ms: number;
+  /** the end of its output, redacted */
   output_tail: string;
   /** Commit is the commit verify ran on. */
   commit: string;
@@ -578,38 +636,51 @@ export interface EventsParams {
 
 /** EventsResult holds events in cursor order. */
 export interface EventsResult {
+  /** oldest first */
   events: Event[];
+  /** the cursor of the last event returned (since, when none); pass it as since to read on */
   cursor: number;
 }
 
 /** Event is one entry of a job's journal. */
 export interface Event {
+  /** its place in hub's history: one counter for every job, only growing */
   cursor: number;
+  /** the job it belongs to */
   job_id: string;
+  /** when it happened */
   at: string;
+  /** one of EventKinds */
   kind: string;
+  /** the text, by kind (see EventKinds) */
   text?: string;
+  /** structured data, by kind (see EventKinds) */
   data?: unknown;
 }
 
 /** FilesParams names the job whose changes to list. */
 export interface FilesParams {
+  /** the job id */
   id: string;
 }
 
 /** FilesResult lists what a job changed: base..head, where head is the tip of the job's branch now (it moves while the job runs and commits). */
 export interface FilesResult {
+  /** the job id */
   id: string;
   /** Base is the commit the job started from. */
   base: string;
   /** Head is the branch tip now; empty for a read job or before the branch exists. */
   head: string;
+  /** the files of base..head, sorted by path */
   files: FileChange[];
+  /** the commits of base..head, oldest first */
   commits: Commit[];
 }
 
 /** FileParams asks for one file's content at a job's base or head. */
 export interface FileParams {
+  /** the job id */
   id: string;
   /** Rev is base or head. */
   rev: string;
@@ -619,15 +690,21 @@ export interface FileParams {
 
 /** FileResult is a file's content at one revision. A path that does not exist there is not an error: Exists is false and Content empty, so a diff shows an empty side for an added or deleted file. */
 export interface FileResult {
+  /** the job id */
   id: string;
+  /** base or head, as asked */
   rev: string;
   /** Commit is the commit the revision named when the file was read. */
   commit: string;
+  /** the cleaned path */
   path: string;
+  /** false when the path is not a file at that revision */
   exists: boolean;
+  /** true when the content is not UTF-8 text (it is then base64) */
   binary: boolean;
   /** Encoding is utf8 or base64. */
   encoding: string;
+  /** the file's content, in Encoding */
   content: string;
   /** Size is the content's length in bytes. */
   size: number;
@@ -635,52 +712,69 @@ export interface FileResult {
 
 /** ReplyParams answers a worker's pending question. */
 export interface ReplyParams {
+  /** the job id */
   id: string;
   /** QuestionID is optional: the pending question is answered when empty. */
   question_id?: string;
+  /** the answer */
   text: string;
 }
 
 /** ReplyResult confirms the delivery. */
 export interface ReplyResult {
+  /** the job id */
   id: string;
+  /** the question answered */
   question_id: string;
+  /** the shim handed the answer to the worker */
   delivered: boolean;
 }
 
 /** SteerParams redirects a running worker. */
 export interface SteerParams {
+  /** the job id */
   id: string;
+  /** the message for the worker */
   text: string;
 }
 
 /** SteerResult says the message is queued; it reaches the worker at its next progress report or tool result (the job's events say when). */
 export interface SteerResult {
+  /** the job id */
   id: string;
+  /** the message is stored for the worker */
   queued: boolean;
 }
 
 /** CleanupParams removes an ended job's worktree; the branch is kept unless DeleteBranch. */
 export interface CleanupParams {
+  /** the job id */
   id: string;
+  /** also delete hub/<id> */
   delete_branch?: boolean;
 }
 
 /** CleanupResult says what was removed. */
 export interface CleanupResult {
+  /** the job id */
   id: string;
+  /** the worktree was there and is gone */
   worktree_removed: boolean;
+  /** the branch was deleted */
   branch_deleted: boolean;
+  /** the job's branch */
   branch?: string;
 }
 
 /** MergeParams names the job whose branch to merge. */
 export interface MergeParams {
+  /** the job id */
   id: string;
 }
 
 /** MergeResult says what merging a job's branch into the branch checked out in its repository made. */
 export interface MergeResult {
+  /** the job id */
   id: string;
   /** Branch is the job's branch (hub/<id>). */
   branch: string;
@@ -701,35 +795,51 @@ export interface Empty {
 export interface SummaryResult {
   /** Running counts preparing, running and verifying jobs. */
   running: number;
+  /** jobs waiting for an answer */
   needs_input: number;
+  /** jobs waiting for a slot */
   queued: number;
   /** Month is the ledger month (UTC), YYYY-MM. */
   month: string;
+  /** charged this month */
   spent_usd: number;
+  /** reserved by jobs still running */
   reserved_usd: number;
+  /** the monthly cap */
   monthly_cap_usd: number;
 }
 
 /** EnginesResult lists engines and the money view. */
 export interface EnginesResult {
+  /** every engine hub knows, available or not */
   engines: EngineInfo[];
   /** Spend this month against the cap. */
   month: string;
+  /** charged this month */
   spent_usd: number;
+  /** reserved by running jobs */
   reserved_usd: number;
+  /** the monthly cap */
   monthly_cap_usd: number;
+  /** jobs holding a slot */
   running: number;
+  /** slots in all */
   max_running: number;
+  /** jobs waiting for a slot */
   queued: number;
 }
 
 /** EngineInfo is one engine as this machine has it. */
 export interface EngineInfo {
+  /** the engine's name, as start takes it */
   name: string;
+  /** it can run here now */
   available: boolean;
   /** why not available */
   reason?: string;
+  /** the installed version */
   version?: string;
+  /** what it can promise */
   capabilities: EngineCapabilities;
   /** Quota is what hub knows of the engine's room: provider windows it reported, and hub's monthly cap for engines that pay in dollars. */
   quota?: QuotaSignal[];
@@ -1122,14 +1232,19 @@ export interface CancelParams {
 
 /** QuestionNotice is sent when a worker asks a question (or reports a blocker). */
 export interface QuestionNotice {
+  /** the job that asks */
   job_id: string;
+  /** the question */
   question: Question;
 }
 
 /** AnswerNotice is sent when a question is answered, or expired unanswered and the worker went on with its most conservative choice. */
 export interface AnswerNotice {
+  /** the job */
   job_id: string;
+  /** the question settled */
   question_id: string;
+  /** true when nobody answered in time */
   expired: boolean;
 }
 
