@@ -1,0 +1,85 @@
+// The hub extension: a live view of hub's jobs over the daemon's socket.
+// Everything is registered here and pushed into the context's disposables.
+
+import * as vscode from "vscode";
+
+import * as fmt from "./model/format";
+import { Session } from "./model/session";
+import { ClientErrorCodes } from "./protocol/errors";
+import { hubBinary, hubHome } from "./protocol/paths";
+import { registerCommands } from "./ui/commands";
+import { JobFileSystem } from "./ui/fs";
+import { JobLogs } from "./ui/logs";
+import { Questions } from "./ui/questions";
+import { StatusBar } from "./ui/status";
+import { JobsTree } from "./ui/tree";
+import { Scheme } from "./ui/uris";
+
+export function activate(context: vscode.ExtensionContext): void {
+  const out = vscode.window.createOutputChannel("Hub");
+  const log = (line: string) => out.appendLine(`${new Date().toISOString()} ${line}`);
+  const config = () => vscode.workspace.getConfiguration("hub");
+
+  const session = new Session({
+    home: () => hubHome(config().get<string>("home")),
+    binary: () => hubBinary(config().get<string>("binary")),
+    autoStart: () => config().get<boolean>("autoStart", true),
+    clientName: "hub-vscode",
+    clientVersion: String(context.extension.packageJSON.version ?? ""),
+    log,
+  });
+  const tree = new JobsTree(session);
+  const view = vscode.window.createTreeView("hub.jobs", { treeDataProvider: tree, showCollapseAll: true });
+  const fs = new JobFileSystem(session);
+  const questions = new Questions(session);
+  const logs = new JobLogs(session);
+  const status = new StatusBar(session);
+
+  const updateView = () => {
+    const n = session.model.counts().needsInput;
+    view.badge = n > 0 ? { value: n, tooltip: fmt.badgeTooltip(n) } : undefined;
+    if (session.state === "connected") {
+      view.message = undefined;
+    } else if (session.lastError) {
+      view.message = session.model.size > 0 ? `Disconnected (last known jobs). ${session.lastError.display()}` : session.lastError.display();
+    } else {
+      view.message = session.state === "connecting" ? "Connecting to hub…" : "hub: disconnected; reconnecting…";
+    }
+    void vscode.commands.executeCommand("setContext", "hub:connected", session.state === "connected");
+  };
+
+  context.subscriptions.push(
+    out,
+    session,
+    tree,
+    view,
+    fs,
+    questions,
+    logs,
+    status,
+    vscode.workspace.registerFileSystemProvider(Scheme.JobFile, fs, { isReadonly: true, isCaseSensitive: true }),
+    ...registerCommands({ session, tree, questions, logs, log }),
+    session.model.onDidChange(updateView),
+    session.onDidChangeState(updateView),
+    session.onDidFail((e) => {
+      updateView();
+      if (e.code === ClientErrorCodes.DaemonAbsent) {
+        void vscode.window.showWarningMessage(e.display());
+      } else {
+        void vscode.window.showErrorMessage(`Hub: ${e.display()}`);
+      }
+    }),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration("hub.home") || e.affectsConfiguration("hub.binary")) {
+        log("settings changed; reconnecting");
+        void session.reconnect();
+      }
+    }),
+  );
+  updateView();
+  void session.start();
+}
+
+export function deactivate(): void {
+  // Everything is in the context's disposables.
+}

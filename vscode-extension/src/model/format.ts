@@ -1,0 +1,141 @@
+// The text the extension shows for jobs: labels, descriptions, the status
+// bar. Pure functions; the UI tests rely on these strings.
+
+import { errorText, isHubError } from "../protocol/errors";
+import { ErrorCodes, type FileChange, type JobStatus, type SummaryResult } from "../protocol/generated";
+
+/** elapsed formats milliseconds as "12s", "3m 04s" or "1h 02m". */
+export function elapsed(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) {
+    return `${s}s`;
+  }
+  const m = Math.floor(s / 60);
+  if (m < 60) {
+    return `${m}m ${String(s % 60).padStart(2, "0")}s`;
+  }
+  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
+}
+
+/** usd formats dollars with two decimals: "$0.42". */
+export function usd(v: number): string {
+  return `$${(Number.isFinite(v) ? v : 0).toFixed(2)}`;
+}
+
+/** cost is a job's cost, "$?" when the engine could not report it. */
+export function cost(j: Pick<JobStatus, "cost_usd" | "cost_known">): string {
+  return j.cost_known ? usd(j.cost_usd) : "$?";
+}
+
+/** taskLabel is the first line of the task, at most 60 characters. */
+export function taskLabel(task: string, max = 60): string {
+  const first = (task.split(/\r?\n/).find((l) => l.trim() !== "") ?? "").trim();
+  const chars = [...first];
+  return chars.length <= max ? first : chars.slice(0, max - 1).join("") + "…";
+}
+
+/** description is `<engine> · <elapsed> · $<cost> · <progress>`. */
+export function description(j: JobStatus, elapsedMs = j.elapsed_ms): string {
+  const parts = [j.engine || "?", elapsed(elapsedMs), cost(j)];
+  const progress = oneLine(j.progress ?? "");
+  if (progress) {
+    parts.push(progress);
+  }
+  return parts.join(" · ");
+}
+
+/** oneLine squeezes whitespace so a note fits a tree row. */
+export function oneLine(s: string): string {
+  return s.replace(/\s+/g, " ").trim();
+}
+
+/** tooltip holds the id, state, branch and error of a job. */
+export function tooltip(j: JobStatus): string {
+  const lines = [`${j.id} · ${j.state}`, j.task.trim()];
+  if (j.branch) {
+    lines.push(`branch: ${j.branch}`);
+  }
+  if (j.repo) {
+    lines.push(`repo: ${j.repo}`);
+  }
+  if (j.question) {
+    lines.push(`question: ${j.question.text}`);
+  }
+  if (j.verify_exit !== undefined && j.verify_exit !== null) {
+    lines.push(verifyLabel(j.verify_exit));
+  }
+  if (j.salvaged) {
+    lines.push("salvaged: hub committed what the worker left");
+  }
+  if (j.error) {
+    lines.push(`error: ${j.error}`);
+  }
+  return lines.join("\n");
+}
+
+/** verifyLabel is "Verify: passed (exit 0)" or "Verify: failed (exit N)". */
+export function verifyLabel(exit: number): string {
+  return exit === 0 ? "Verify: passed (exit 0)" : `Verify: failed (exit ${exit})`;
+}
+
+/** questionLabel is the label of a pending question's node. */
+export function questionLabel(text: string): string {
+  return `Question: ${oneLine(text)}`;
+}
+
+/** diffstat is "+A −D", or "binary". */
+export function diffstat(f: Pick<FileChange, "added" | "deleted">): string {
+  return f.added < 0 ? "binary" : `+${f.added} −${f.deleted}`;
+}
+
+/** commitLabel is "<sha7> <subject>". */
+export function commitLabel(sha: string, subject: string): string {
+  return `${sha.slice(0, 7)} ${subject}`;
+}
+
+/** diffTitle is the title of a file's diff editor. */
+export function diffTitle(id: string, path: string): string {
+  return `${path} (${id}: base ↔ head)`;
+}
+
+export interface BarCounts {
+  running: number;
+  needsInput: number;
+}
+
+/** statusText is the status-bar text while connected. */
+export function statusText(c: BarCounts, spentUSD: number): string {
+  return `$(pulse) hub: ${c.running} running · ${c.needsInput} needs input · ${usd(spentUSD)}`;
+}
+
+/** The status-bar text while no daemon answers. */
+export const disconnectedText = "$(debug-disconnect) hub: disconnected";
+
+/** statusTooltip lists the counts and the month's money. */
+export function statusTooltip(c: BarCounts & { queued: number }, s?: SummaryResult): string {
+  const lines = [`${c.running} running`, `${c.needsInput} need input`, `${c.queued} queued`];
+  if (s) {
+    const cap = s.monthly_cap_usd > 0 ? ` of ${usd(s.monthly_cap_usd)}` : "";
+    lines.push(`${s.month}: ${usd(s.spent_usd)} spent${cap}, ${usd(s.reserved_usd)} reserved`);
+  }
+  return lines.join("\n");
+}
+
+/** badgeTooltip is the view badge's tooltip. */
+export function badgeTooltip(n: number): string {
+  return `${n} job(s) need input`;
+}
+
+/**
+ * mergeError is the message shown when job/merge is refused: for a
+ * conflict, the daemon's message, the conflicting files and the hint.
+ */
+export function mergeError(id: string, err: unknown): string {
+  if (isHubError(err, ErrorCodes.Conflict)) {
+    const shown = err.files.slice(0, 10).join(", ");
+    const more = err.files.length > 10 ? ` and ${err.files.length - 10} more` : "";
+    const files = err.files.length ? ` Conflicting files: ${shown}${more}.` : "";
+    return `Hub: cannot merge job ${id}: ${err.message.replace(/\.$/, "")}.${files}${err.hint ? ` ${err.hint}` : ""}`;
+  }
+  return `Hub: cannot merge job ${id}: ${errorText(err)}`;
+}
