@@ -23,6 +23,11 @@ need node && need npm || apt_install nodejs npm
 # pinned versions, for the tests that run them against the scripted model.
 HUB_TEST_AGENTS="$(./scripts/agents.sh)"
 export HUB_TEST_AGENTS
+# code-server (with the Node 24 it needs) and Chromium for the extension's UI
+# tests: installed in the background while the Go tests run (minutes, once).
+codeserver_out="$(mktemp)"
+./scripts/codeserver.sh > "$codeserver_out" &
+codeserver_pid=$!
 
 go mod download
 go vet ./...
@@ -32,3 +37,15 @@ go test -count=1 -p 2 -timeout 20m ./...
 # with the daemon, shims and CLI themselves built with -race (a race stops them).
 go test -count=1 -race ./hub/rpc ./hub/store ./hub/mcpserver ./hub/client ./hub/job ./hub/engine/... ./agent/... ./rubric
 HUB_TEST_RACE=1 GORACE=halt_on_error=1 go test -count=1 -timeout 20m ./hub/e2e ./hub/cli
+
+# The VS Code extension: type check, unit tests against a real daemon running
+# real jobs, the .vsix, then the UI tests in a real code-server driven by
+# Chromium (screenshots under vscode-extension/test/ui/out/).
+make build
+npm install --no-audit --no-fund --loglevel=error
+npm run typecheck -w vscode-extension
+HUB_BIN="$PWD/bin/hub" npm run test:unit -w vscode-extension
+npm run package -w vscode-extension
+wait "$codeserver_pid" || { echo "test: installing code-server failed (see above)" >&2; exit 1; }
+HUB_CODESERVER_DIR="$(cat "$codeserver_out")"; rm -f "$codeserver_out"
+HUB_BIN="$PWD/bin/hub" HUB_CODESERVER_DIR="$HUB_CODESERVER_DIR" node vscode-extension/test/ui/run.mjs

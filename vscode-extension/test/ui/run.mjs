@@ -294,6 +294,34 @@ if (harnessOnly) {
 		await waitStatus('hub: 0 running · 0 needs input · $0.00', 10_000);
 		await h.screenshot('05-statusbar.png');
 	});
+
+	// The daemon stops and a new one starts: the extension says it is
+	// disconnected, keeps the jobs it knew, reconnects on its own, and shows
+	// every job exactly once, the one started meanwhile included.
+	await h.step('f-reconnect', async () => {
+		h.hub('shutdown');
+		await poll('the daemon to exit after hub shutdown', 10_000, () => h.daemon.exited);
+		await waitStatus('hub: disconnected', 15_000);
+		const kept = await treeRows();
+		if (groupOf(kept, TASK) !== 'Succeeded') throw new StepError(`while disconnected the tree lost the job:\n${describeRows(kept)}`);
+		await h.screenshot('06-disconnected.png');
+		await h.startDaemon();
+		const second = 'Second job';
+		const id2 = h.hub('start', '--repo', h.repo, '--task', second, '--engine', 'exec', '--exec', "printf 'two\\n' > two.txt");
+		if (!/^[\w-]+$/.test(id2)) throw new StepError(`hub start printed "${id2}", not a job id`);
+		let rows = [];
+		await poll('both jobs, once each, under "Succeeded" (2)', 30_000, async () => {
+			rows = await treeRows();
+			const jobs = rows.filter((r) => r.level === 2);
+			return jobs.filter((r) => r.label === TASK).length === 1 && jobs.filter((r) => r.label === second).length === 1 &&
+				groupOf(rows, TASK) === 'Succeeded' && groupOf(rows, second) === 'Succeeded' &&
+				rows.find((r) => r.level === 1 && r.label === 'Succeeded')?.desc === '2';
+		}).catch((e) => {
+			throw new StepError(`${e.message}; the tree shows:\n${describeRows(rows)}`);
+		});
+		await waitStatus('hub: 0 running · 0 needs input · $0.00', 10_000);
+		await h.screenshot('07-reconnected.png');
+	});
 }
 
 await h.step('cleanup', async () => {
