@@ -55,8 +55,10 @@ func (r Request) Auto() bool { return r.Engine == "" || r.Engine == "auto" }
 type Engine struct {
 	Name      string   `json:"name"`
 	Isolation []string `json:"isolation"` // levels it can enforce here
-	ReadOnly  bool     `json:"read_only"` // can run without writing
-	Pays      string   `json:"pays"`      // free, api or subscription
+	// IsolationWhyNot says why it cannot enforce a level here (level → reason).
+	IsolationWhyNot map[string]string `json:"isolation_why_not,omitempty"`
+	ReadOnly        bool              `json:"read_only"` // can run without writing
+	Pays            string            `json:"pays"`      // free, api or subscription
 	// Installed is false when the engine cannot run on this machine at all;
 	// Why says why and what to do.
 	Installed bool   `json:"installed"`
@@ -244,6 +246,9 @@ func reject(req Request, e Engine, snap Snapshot, w Weights) (Rejection, bool) {
 	case !slices.Contains(e.Isolation, req.Isolation):
 		r.Code = RejectIsolation
 		r.Reason = fmt.Sprintf("cannot enforce isolation %s (it enforces %s)", req.Isolation, strings.Join(e.Isolation, ", "))
+		if why := e.IsolationWhyNot[req.Isolation]; why != "" {
+			r.Reason += ": " + why
+		}
 		r.Fix = "ask for " + strings.Join(e.Isolation, " or ") + " if that is enough"
 	case !e.Installed:
 		r.Code = RejectInstalled

@@ -19,6 +19,8 @@ need git || apt_install git
 need go || { echo "test: Go 1.26 or newer is needed (https://go.dev/dl)" >&2; exit 1; }
 
 need node && need npm || apt_install nodejs npm
+# bubblewrap: the isolated and untrusted levels, and the hostile-worker tests.
+need bwrap || apt_install bubblewrap
 # The real agent CLIs (Claude Code, Codex, OpenCode, the MCP Inspector) at
 # pinned versions, for the tests that run them against the scripted model.
 HUB_TEST_AGENTS="$(./scripts/agents.sh)"

@@ -140,11 +140,17 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 	}
 	r.Notes = append(r.Notes, d.Notes...)
 	if p.Isolation == protocol.IsolationWorktree {
-		r.Notes = append(r.Notes, "isolation worktree: a separate checkout and branch, not a sandbox; the worker runs as you")
+		r.Notes = append(r.Notes, WorktreeNote)
 	}
 	r.Params = p
 	return r, nil
 }
+
+// WorktreeNote is what a job at isolation worktree can reach: everything its
+// user can. The hostile-worker tests hold it to that.
+const WorktreeNote = "isolation worktree: a separate checkout and branch, not a sandbox; the worker runs as you: " +
+	"it can read ~/.ssh, hub's keys and other repositories, write outside its worktree, move other branches, push, " +
+	"and use the network (ask for isolated or untrusted to stop that)"
 
 // normalize checks and fills in what start and route explain share: kind,
 // isolation, budget and timeouts.
@@ -246,7 +252,7 @@ func Route(ctx context.Context, p protocol.StartParams, hasRepo bool, maxMicros 
 	snap := router.Snapshot{Now: in.Now, Money: in.Money}
 	for _, e := range reg.All() {
 		caps := e.Capabilities()
-		re := router.Engine{Name: e.Name(), Isolation: caps.Isolation, ReadOnly: caps.ReadOnly, Pays: caps.Pays}
+		re := router.Engine{Name: e.Name(), Isolation: caps.Isolation, IsolationWhyNot: caps.IsolationWhyNot, ReadOnly: caps.ReadOnly, Pays: caps.Pays}
 		if a := e.Probe(ctx); a.Available {
 			re.Installed = true
 		} else {

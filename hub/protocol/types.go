@@ -464,6 +464,8 @@ type EngineCapabilities struct {
 	Isolation []string `json:"isolation"` // levels it can enforce
 	ReadOnly  bool     `json:"read_only"` // can run without writing
 	Pays      string   `json:"pays"`      // free | api | subscription
+	// IsolationWhyNot says, for levels it cannot enforce here, why not and what would change that.
+	IsolationWhyNot map[string]string `json:"isolation_why_not,omitempty"`
 }
 
 // EngineInfo is one engine as this machine has it.

@@ -855,6 +855,8 @@ export interface EngineCapabilities {
   read_only: boolean;
   /** free | api | subscription */
   pays: string;
+  /** IsolationWhyNot says, for levels it cannot enforce here, why not and what would change that. */
+  isolation_why_not?: Record<string, string>;
 }
 
 /** QuotaSignal is one thing hub learned about an engine's remaining quota: a provider's rate-limit window (Claude's five-hour and seven-day limits, Codex's primary and secondary windows) or hub's own monthly cap. */
