@@ -38,8 +38,8 @@ func TestHostileWorker(t *testing.T) {
 	secret := fmt.Sprintf("canary-%d", time.Now().UnixNano())
 	home := w.env.UserDir
 	for path, body := range map[string]string{
-		filepath.Join(home, ".ssh", "id_ed25519"):      "ssh " + secret,
-		filepath.Join(home, ".config", "hub", "env"):   "HUB_TEST_KEY=key" + secret + "\n",
+		filepath.Join(home, ".ssh", "id_ed25519"):     "ssh " + secret,
+		filepath.Join(home, ".config", "hub", "env"):  "HUB_TEST_KEY=key" + secret + "\n",
 		filepath.Join(t.TempDir(), "placeholder.txt"): "",
 	} {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
