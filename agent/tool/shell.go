@@ -86,7 +86,13 @@ func (w *Workspace) runShell(ctx context.Context, a args) (string, error) {
 		return "", err
 	}
 	defer pr.Close()
-	cmd := exec.Command("/bin/sh", "-c", command)
+	argv := []string{"/bin/sh", "-c", command}
+	if w.opt.Wrap != nil {
+		if argv, err = w.opt.Wrap(argv); err != nil {
+			return "", err
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = w.root
 	cmd.Env = env
 	cmd.Stdin = nil // /dev/null

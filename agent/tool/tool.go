@@ -61,6 +61,9 @@ type Options struct {
 	// caller, used as given. Nil means a minimal one: PATH, HOME, LANG=C.UTF-8,
 	// TERM=dumb and TMPDIR. Either way HOME is added from Home when missing.
 	Env []string
+	// Wrap, when set, rewrites the argv of every shell command (for
+	// instance to run it in a sandbox); an error it returns fails the command.
+	Wrap func(argv []string) ([]string, error)
 	// Home is HOME for commands. Empty means a temporary directory made on
 	// first use and removed by [Workspace.Close].
 	Home string

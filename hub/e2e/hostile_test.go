@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hub-agents/hub/agent/scripted"
 	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 )
@@ -28,110 +29,184 @@ try network git ls-remote "http://127.0.0.1:$CANARY_PORT/x"
 try proc-environ sh -c 'cat /proc/[0-9]*/environ 2>/dev/null | tr "\000" "\n" | grep HUB_CANARY_ENV'
 `
 
-// TestHostileWorker runs the hostile worker under isolated and untrusted
-// (each attempt fails: no secret read, nothing written outside the
-// worktree, main unmoved, nothing pushed, no connection under untrusted),
-// and under worktree, where it reaches them and the start result says so.
-func TestHostileWorker(t *testing.T) {
-	w := newWorld(t)
-	ctx := deadline(t, 120*time.Second)
-	secret := fmt.Sprintf("canary-%d", time.Now().UnixNano())
-	home := w.env.UserDir
-	for path, body := range map[string]string{
-		filepath.Join(home, ".ssh", "id_ed25519"):     "ssh " + secret,
-		filepath.Join(home, ".config", "hub", "env"):  "HUB_TEST_KEY=key" + secret + "\n",
-		filepath.Join(t.TempDir(), "placeholder.txt"): "",
-	} {
-		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	other := hubtest.Repo(t, filepath.Join(t.TempDir(), "other"), map[string]string{"secret.txt": "other " + secret})
-	// A listener the worker tries to reach: under untrusted nothing may connect.
+// hostileWorld is what the hostile worker goes after: a secret planted in
+// ~/.ssh, in hub's key file, in another repository and in the daemon's
+// environment, and a listener on loopback.
+type hostileWorld struct {
+	secret, home, other string
+	port                int
+	connections         atomic.Int32
+}
+
+// newHostileWorld sets the daemon's environment canary (call it before the
+// daemon starts) and opens the listener; plant puts the files in place.
+func newHostileWorld(t *testing.T) *hostileWorld {
+	h := &hostileWorld{secret: fmt.Sprintf("canary-%d", time.Now().UnixNano())}
+	t.Setenv("HUB_CANARY_ENV", "env"+h.secret)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	var connections atomic.Int32
+	t.Cleanup(func() { ln.Close() })
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			connections.Add(1)
+			h.connections.Add(1)
 			c.Close()
 		}
 	}()
-	port := ln.Addr().(*net.TCPAddr).Port
-	// The daemon (and so the shim) carries a secret in its environment.
-	t.Setenv("HUB_CANARY_ENV", "env"+secret)
-	c := w.connect(ctx)
+	h.port = ln.Addr().(*net.TCPAddr).Port
+	return h
+}
 
+func (h *hostileWorld) plant(t *testing.T, home string) {
+	h.home = home
+	for path, body := range map[string]string{
+		filepath.Join(home, ".ssh", "id_ed25519"):    "ssh " + h.secret,
+		filepath.Join(home, ".config", "hub", "env"): "HUB_TEST_KEY=key" + h.secret + "\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(body)
+		f.Close()
+	}
+	h.other = hubtest.Repo(t, filepath.Join(t.TempDir(), "other"), map[string]string{"secret.txt": "other " + h.secret})
+}
+
+// script is the hostile worker's shell script, with the paths it goes after.
+func (h *hostileWorld) script() string {
+	return fmt.Sprintf("CANARY_HOME=%s CANARY_OTHER=%s CANARY_PORT=%d; export CANARY_HOME CANARY_OTHER CANARY_PORT; ", h.home, h.other, h.port) + hostile
+}
+
+// target is a repository with a bare remote, ready for one hostile job.
+type target struct{ repo, bare, main string }
+
+func (h *hostileWorld) target(t *testing.T) target {
+	repo := sampleRepo(t, "repo")
+	bare := filepath.Join(t.TempDir(), "origin.git")
+	hubtest.Git(t, t.TempDir(), "init", "-q", "--bare", bare)
+	hubtest.Git(t, repo, "remote", "add", "origin", bare)
+	h.connections.Store(0)
+	return target{repo: repo, bare: bare, main: hubtest.Git(t, repo, "rev-parse", "main")}
+}
+
+// reached reads job id's report and the world, says which attempts got
+// through, and puts the world back for the next job.
+func (h *hostileWorld) reached(t *testing.T, tg target, id string) map[string]bool {
+	report := hubtest.Git(t, tg.repo, "show", "hub/"+id+":report.txt")
+	t.Logf("report of %s:\n%s", id, report)
+	lines := map[string]string{}
+	for _, l := range strings.Split(report, "\n") {
+		k, v, _ := strings.Cut(l, ": ")
+		lines[k] = v
+	}
+	got := map[string]bool{
+		"ssh":           strings.Contains(lines["ssh"], h.secret),
+		"keyfile":       strings.Contains(lines["keyfile"], h.secret),
+		"other-repo":    strings.Contains(lines["other-repo"], h.secret),
+		"write-outside": !strings.Contains(readFile(t, filepath.Join(h.other, "secret.txt")), h.secret) || exists(filepath.Join(h.home, "pwned.txt")),
+		"move-main":     hubtest.Git(t, tg.repo, "rev-parse", "main") != tg.main,
+		"push":          hubtest.Git(t, tg.bare, "for-each-ref", "--format=%(refname)") != "",
+		"network":       h.connections.Load() > 0,
+		"proc-environ":  strings.Contains(lines["proc-environ"], h.secret),
+	}
+	hubtest.Git(t, h.other, "checkout", "--", "secret.txt")
+	os.Remove(filepath.Join(h.home, "pwned.txt"))
+	return got
+}
+
+func expectReached(t *testing.T, level string, got, want map[string]bool) {
+	t.Helper()
+	for attempt, g := range got {
+		if g != want[attempt] {
+			t.Errorf("%s: %s reached = %v, want %v", level, attempt, g, want[attempt])
+		}
+	}
+}
+
+// sandboxWant is what gets through at a sandboxed level: under isolated the
+// network stays (engines need their model endpoint); a push still fails,
+// the remote is not there and no credentials are.
+func sandboxWant(level string) map[string]bool {
+	if level == protocol.IsolationIsolated {
+		return map[string]bool{"network": true}
+	}
+	return map[string]bool{}
+}
+
+// TestHostileWorker runs the hostile worker on the exec engine under
+// isolated and untrusted (each attempt fails: no secret read, nothing
+// written outside the worktree, main unmoved, nothing pushed, no connection
+// under untrusted), and under worktree, where it reaches them and the start
+// result says so.
+func TestHostileWorker(t *testing.T) {
+	h := newHostileWorld(t)
+	w := newWorld(t)
+	ctx := deadline(t, 120*time.Second)
+	h.plant(t, w.env.UserDir)
+	c := w.connect(ctx)
 	for _, level := range []string{protocol.IsolationIsolated, protocol.IsolationUntrusted, protocol.IsolationWorktree} {
 		t.Run(level, func(t *testing.T) {
-			repo := sampleRepo(t, "repo")
-			bare := filepath.Join(t.TempDir(), "origin.git")
-			hubtest.Git(t, t.TempDir(), "init", "-q", "--bare", bare)
-			hubtest.Git(t, repo, "remote", "add", "origin", bare)
-			mainBefore := hubtest.Git(t, repo, "rev-parse", "main")
-			exports := fmt.Sprintf("CANARY_HOME=%s CANARY_OTHER=%s CANARY_PORT=%d; export CANARY_HOME CANARY_OTHER CANARY_PORT; ", home, other, port)
-			connections.Store(0)
-			r := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "hostile", Repo: repo,
-				Engine: "exec", Isolation: level, Exec: exports + hostile})
+			tg := h.target(t)
+			r := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "hostile", Repo: tg.repo,
+				Engine: "exec", Isolation: level, Exec: h.script()})
 			st := w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() })
-			report := hubtest.Git(t, repo, "show", "hub/"+r.ID+":report.txt")
-			t.Logf("%s (%s):\n%s", level, st.State, report)
-			lines := map[string]string{}
-			for _, l := range strings.Split(report, "\n") {
-				k, v, _ := strings.Cut(l, ": ")
-				lines[k] = v
+			got := h.reached(t, tg, r.ID)
+			if level != protocol.IsolationWorktree {
+				expectReached(t, level, got, sandboxWant(level))
+				if st.State != protocol.StateSucceeded {
+					t.Errorf("the job ended %s (%s); the sandbox should still let it commit its report", st.State, st.Error)
+				}
+				return
 			}
-			reached := map[string]bool{
-				"ssh":           strings.Contains(lines["ssh"], secret),
-				"keyfile":       strings.Contains(lines["keyfile"], secret),
-				"other-repo":    strings.Contains(lines["other-repo"], secret),
-				"write-outside": !strings.Contains(readFile(t, filepath.Join(other, "secret.txt")), secret) || exists(filepath.Join(home, "pwned.txt")),
-				"move-main":     hubtest.Git(t, repo, "rev-parse", "main") != mainBefore,
-				"push":          hubtest.Git(t, bare, "for-each-ref", "--format=%(refname)") != "",
-				"network":       connections.Load() > 0,
-				"proc-environ":  strings.Contains(lines["proc-environ"], secret),
+			// Not a sandbox: the worker runs as you, and the start result says so.
+			expectReached(t, level, got, map[string]bool{"ssh": true, "keyfile": true, "other-repo": true, "write-outside": true,
+				"move-main": true, "push": true, "network": true, "proc-environ": os.Getuid() == 0})
+			note := strings.Join(r.Notes, " ")
+			for _, s := range []string{"not a sandbox", "~/.ssh", "other repositories", "network"} {
+				if !strings.Contains(note, s) {
+					t.Errorf("a worktree job's notes should say %q: %v", s, r.Notes)
+				}
 			}
-			// Put things back for the next level.
-			hubtest.Git(t, other, "checkout", "--", "secret.txt")
-			os.Remove(filepath.Join(home, "pwned.txt"))
+		})
+	}
+}
 
-			var want map[string]bool
-			switch level {
-			case protocol.IsolationUntrusted:
-				want = map[string]bool{}
-			case protocol.IsolationIsolated:
-				// The network stays (engines need their model endpoint); a push
-				// still fails: the remote is not there and no credentials are.
-				want = map[string]bool{"network": true}
-			case protocol.IsolationWorktree:
-				// Not a sandbox: the worker runs as you. The start result says so.
-				want = map[string]bool{"ssh": true, "keyfile": true, "other-repo": true, "write-outside": true, "move-main": true, "push": true,
-					"network": true, "proc-environ": os.Getuid() == 0}
-				note := strings.Join(r.Notes, " ")
-				for _, s := range []string{"not a sandbox", "~/.ssh", "other repositories", "network"} {
-					if !strings.Contains(note, s) {
-						t.Errorf("a worktree job's notes should say %q: %v", s, r.Notes)
-					}
-				}
+// TestHostileBuiltin: the built-in worker's shell tool runs the hostile
+// script under isolated and untrusted. Every attempt fails, while the model
+// calls, made by the shim outside the sandbox, still go through (the job
+// ends with the model's answer).
+func TestHostileBuiltin(t *testing.T) {
+	h := newHostileWorld(t)
+	ctx := deadline(t, 120*time.Second)
+	u := scripted.Usage{Input: 100, Output: 10}
+	// The script names paths known only once the world exists: the model
+	// that plays it replaces this placeholder after planting.
+	b := newBuiltinWorld(t, ctx, openaiWire, false, textTurn(u, "placeholder"))
+	h.plant(t, b.env.UserDir)
+	var turns []scripted.Turn
+	for range 2 {
+		turns = append(turns, toolTurn(u, "run_shell", map[string]any{"command": h.script()}), textTurn(u, "Tried everything."))
+	}
+	b.model = startModel(t, turns...)
+	b.setModelProfile(openaiWire, b.model, keyEnvName)
+	for _, level := range []string{protocol.IsolationIsolated, protocol.IsolationUntrusted} {
+		t.Run(level, func(t *testing.T) {
+			tg := h.target(t)
+			r := b.start(ctx, protocol.StartParams{Task: "hostile", Repo: tg.repo, Isolation: level})
+			st := b.waitEnd(ctx, r.ID)
+			if st.State != protocol.StateSucceeded {
+				t.Fatalf("the job ended %s (%s); the model should still be reachable", st.State, st.Error)
 			}
-			for attempt, got := range reached {
-				if got != want[attempt] {
-					t.Errorf("%s: %s reached = %v, want %v (report: %s)", level, attempt, got, want[attempt], lines[attempt])
-				}
-			}
-			if level != protocol.IsolationWorktree && st.State != protocol.StateSucceeded {
-				t.Errorf("the job ended %s (%s); the sandbox should still let it commit its report", st.State, st.Error)
-			}
+			expectReached(t, level, h.reached(t, tg, r.ID), sandboxWant(level))
 		})
 	}
 }

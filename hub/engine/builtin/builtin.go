@@ -61,8 +61,13 @@ func (*Engine) Name() string { return Name }
 
 func (*Engine) Capabilities() protocol.EngineCapabilities {
 	// Read jobs get read-only tools and no shell, so it can answer in a
-	// plain directory too.
-	return protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree}, ReadOnly: true, Pays: "api"}
+	// plain directory too. Model calls stay in the shim; at isolated and
+	// untrusted only the tools' shell commands run in the sandbox, so
+	// untrusted cuts their network and not the model's.
+	c := protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree}, ReadOnly: true, Pays: "api",
+		IsolationWhyNot: map[string]string{protocol.IsolationSandbox: "the built-in worker has no sandbox of its own; ask for isolated (bubblewrap)"}}
+	engine.AddSandboxLevels(&c)
+	return c
 }
 
 // Probe says whether a default profile is set and has what it needs. It
@@ -93,6 +98,9 @@ func (e *Engine) Check(spec protocol.StartParams) error {
 	}
 	if _, ok := efforts[spec.Effort]; spec.Effort != "" && !ok {
 		return fmt.Errorf("effort %q is not one of low, medium, high", spec.Effort)
+	}
+	if engine.Sandboxed(spec.Isolation) && spec.Repo == "" {
+		return fmt.Errorf("isolation %s needs a repo: the sandbox is built around the job's worktree; pass repo, or use isolation worktree", spec.Isolation)
 	}
 	p, err := e.profiles().Get(spec.Profile)
 	if errors.Is(err, profile.ErrNoDefault) {
@@ -128,7 +136,11 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 	}
 	r.cleanup = cleanup
 	r.model = &trackedModel{Client: client}
-	ws, err := tool.New(spec.Dir, &tool.Options{Env: spec.Env})
+	topt := &tool.Options{Env: spec.Env}
+	if engine.Sandboxed(spec.Params.Isolation) {
+		topt.Wrap = func(argv []string) ([]string, error) { return engine.SandboxCommand(spec, argv) }
+	}
+	ws, err := tool.New(spec.Dir, topt)
 	if err != nil {
 		cleanup()
 		return nil, fmt.Errorf("open the worktree for the tools: %w", err)

@@ -11,16 +11,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/protocol"
-	"github.com/hub-agents/hub/hub/sandbox"
 )
 
 // Name is the engine's name.
@@ -37,18 +34,8 @@ func (*Engine) Name() string { return Name }
 func (*Engine) Capabilities() protocol.EngineCapabilities {
 	c := protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree}, ReadOnly: false, Pays: "free",
 		IsolationWhyNot: map[string]string{protocol.IsolationSandbox: "a plain command has no sandbox of its own; ask for isolated (bubblewrap)"}}
-	if a := sandbox.Probe(); a.OK {
-		c.Isolation = append(c.Isolation, protocol.IsolationIsolated, protocol.IsolationUntrusted)
-	} else {
-		c.IsolationWhyNot[protocol.IsolationIsolated] = a.Reason
-		c.IsolationWhyNot[protocol.IsolationUntrusted] = a.Reason
-	}
+	engine.AddSandboxLevels(&c)
 	return c
-}
-
-// sandboxed reports whether a job at this isolation runs in hub/sandbox.
-func sandboxed(isolation string) bool {
-	return isolation == protocol.IsolationIsolated || isolation == protocol.IsolationUntrusted
 }
 
 func (*Engine) Probe(ctx context.Context) engine.Availability {
@@ -66,7 +53,7 @@ func (e *Engine) Check(spec protocol.StartParams) error {
 	if strings.ContainsRune(spec.Exec, 0) {
 		return errors.New("exec command contains a NUL byte")
 	}
-	if sandboxed(spec.Isolation) && spec.Repo == "" {
+	if engine.Sandboxed(spec.Isolation) && spec.Repo == "" {
 		return fmt.Errorf("isolation %s needs a repo: the sandbox is built around the job's worktree; pass repo, or use isolation worktree", spec.Isolation)
 	}
 	return nil
@@ -75,9 +62,13 @@ func (e *Engine) Check(spec protocol.StartParams) error {
 // Start runs the command.
 func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error) {
 	argv := []string{"sh", "-c", spec.Params.Exec}
-	if sandboxed(spec.Params.Isolation) {
+	if engine.Sandboxed(spec.Params.Isolation) {
+		var ro []string
+		if spec.HubBinary != "" {
+			ro = append(ro, spec.HubBinary) // hub ask, hub progress
+		}
 		var err error
-		if argv, err = sandboxArgv(spec, argv); err != nil {
+		if argv, err = engine.SandboxCommand(spec, argv, ro...); err != nil {
 			return nil, err
 		}
 	}
@@ -160,24 +151,4 @@ func lastLines(s string, n int) string {
 		}
 	}
 	return strings.Join(kept, "\n")
-}
-
-// sandboxArgv wraps argv in the sandbox: HOME is a fresh folder in the job's
-// scratch space; the hub binary and the shim's socket stay reachable for
-// `hub ask` and `hub progress`; untrusted loses the network.
-func sandboxArgv(spec engine.Spec, argv []string) ([]string, error) {
-	home := filepath.Join(spec.Scratch, "home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		return nil, err
-	}
-	sb := sandbox.Spec{Worktree: spec.Dir, Home: home, Network: spec.Params.Isolation == protocol.IsolationIsolated}
-	if spec.HubBinary != "" {
-		sb.ReadOnly = append(sb.ReadOnly, spec.HubBinary)
-	}
-	for _, kv := range spec.Env {
-		if sock, ok := strings.CutPrefix(kv, "HUB_SOCKET="); ok && sock != "" {
-			sb.ReadOnly = append(sb.ReadOnly, sock)
-		}
-	}
-	return sb.Command(argv)
 }

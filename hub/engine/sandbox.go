@@ -1,0 +1,47 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/sandbox"
+)
+
+// Sandboxed reports whether a job at this isolation runs its commands in
+// hub/sandbox.
+func Sandboxed(isolation string) bool {
+	return isolation == protocol.IsolationIsolated || isolation == protocol.IsolationUntrusted
+}
+
+// AddSandboxLevels adds isolated and untrusted to c when the sandbox works
+// here, or says why not.
+func AddSandboxLevels(c *protocol.EngineCapabilities) {
+	if a := sandbox.Probe(); a.OK {
+		c.Isolation = append(c.Isolation, protocol.IsolationIsolated, protocol.IsolationUntrusted)
+		return
+	}
+	if c.IsolationWhyNot == nil {
+		c.IsolationWhyNot = map[string]string{}
+	}
+	c.IsolationWhyNot[protocol.IsolationIsolated] = sandbox.Probe().Reason
+	c.IsolationWhyNot[protocol.IsolationUntrusted] = sandbox.Probe().Reason
+}
+
+// SandboxCommand wraps argv in the job's sandbox: its worktree writable, a
+// fresh HOME in its scratch folder, the shim's socket reachable (for `hub
+// ask`), readOnly readable, and the network only at isolated.
+func SandboxCommand(spec Spec, argv []string, readOnly ...string) ([]string, error) {
+	home := filepath.Join(spec.Scratch, "home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return nil, err
+	}
+	sb := sandbox.Spec{Worktree: spec.Dir, Home: home, Network: spec.Params.Isolation == protocol.IsolationIsolated, ReadOnly: readOnly}
+	for _, kv := range spec.Env {
+		if sock, ok := strings.CutPrefix(kv, "HUB_SOCKET="); ok && sock != "" {
+			sb.ReadOnly = append(sb.ReadOnly, sock)
+		}
+	}
+	return sb.Command(argv)
+}
