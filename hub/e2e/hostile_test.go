@@ -24,6 +24,7 @@ try keyfile cat "$CANARY_HOME/.config/hub/env"
 try other-repo cat "$CANARY_OTHER/secret.txt"
 try write-outside sh -c 'echo pwned > "$CANARY_OTHER/secret.txt" && echo pwned > "$CANARY_HOME/pwned.txt"'
 try move-main sh -c 'git commit -q --allow-empty -m hostile && git update-ref refs/heads/main HEAD'
+try other-branch git branch -f hub/other HEAD
 try push git push -q origin HEAD:refs/heads/pushed
 try network git ls-remote "http://127.0.0.1:$CANARY_PORT/x"
 try proc-environ sh -c 'cat /proc/[0-9]*/environ 2>/dev/null | tr "\000" "\n" | grep HUB_CANARY_ENV'
@@ -94,6 +95,7 @@ func (h *hostileWorld) target(t *testing.T) target {
 	bare := filepath.Join(t.TempDir(), "origin.git")
 	hubtest.Git(t, t.TempDir(), "init", "-q", "--bare", bare)
 	hubtest.Git(t, repo, "remote", "add", "origin", bare)
+	hubtest.Git(t, repo, "branch", "hub/other") // another job's branch
 	h.connections.Store(0)
 	return target{repo: repo, bare: bare, main: hubtest.Git(t, repo, "rev-parse", "main")}
 }
@@ -114,9 +116,14 @@ func (h *hostileWorld) reached(t *testing.T, tg target, id string) map[string]bo
 		"other-repo":    strings.Contains(lines["other-repo"], h.secret),
 		"write-outside": !strings.Contains(readFile(t, filepath.Join(h.other, "secret.txt")), h.secret) || exists(filepath.Join(h.home, "pwned.txt")),
 		"move-main":     hubtest.Git(t, tg.repo, "rev-parse", "main") != tg.main,
+		"other-branch":  hubtest.Git(t, tg.repo, "rev-parse", "hub/other") != tg.main,
 		"push":          hubtest.Git(t, tg.bare, "for-each-ref", "--format=%(refname)") != "",
 		"network":       h.connections.Load() > 0,
 		"proc-environ":  strings.Contains(lines["proc-environ"], h.secret),
+	}
+	// The worker's own commit is on its branch, sandboxed or not.
+	if log := hubtest.Git(t, tg.repo, "log", "--format=%s", "hub/"+id); !strings.Contains(log, "hostile") {
+		t.Errorf("the worker's own commit is not on hub/%s:\n%s", id, log)
 	}
 	hubtest.Git(t, h.other, "checkout", "--", "secret.txt")
 	os.Remove(filepath.Join(h.home, "pwned.txt"))
@@ -169,7 +176,16 @@ func TestHostileWorker(t *testing.T) {
 			}
 			// Not a sandbox: the worker runs as you, and the start result says so.
 			expectReached(t, level, got, map[string]bool{"ssh": true, "keyfile": true, "other-repo": true, "write-outside": true,
-				"move-main": true, "push": true, "network": true, "proc-environ": os.Getuid() == 0})
+				"move-main": true, "other-branch": true, "push": true, "network": true, "proc-environ": os.Getuid() == 0})
+			// hub saw the refs move, and says so in the evidence.
+			res := call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: r.ID, Evidence: true})
+			moved := map[string]bool{}
+			for _, rc := range res.Evidence.Observed.RefChanges {
+				moved[rc.Ref] = true
+			}
+			if !moved["refs/heads/main"] || !moved["refs/heads/hub/other"] || moved["refs/heads/hub/"+r.ID] {
+				t.Errorf("evidence ref changes: %+v; want main and hub/other, not the job's own branch", res.Evidence.Observed.RefChanges)
+			}
 			note := strings.Join(r.Notes, " ")
 			for _, s := range []string{"not a sandbox", "~/.ssh", "other repositories", "network"} {
 				if !strings.Contains(note, s) {

@@ -38,6 +38,9 @@ func SandboxCommand(spec Spec, argv []string, readOnly ...string) ([]string, err
 		return nil, err
 	}
 	sb := sandbox.Spec{Worktree: spec.Dir, Home: home, Network: spec.Params.Isolation == protocol.IsolationIsolated, ReadOnly: readOnly}
+	if spec.Params.Kind != protocol.KindRead {
+		sb.Branch = "hub/" + spec.JobID
+	}
 	for _, kv := range spec.Env {
 		if sock, ok := strings.CutPrefix(kv, "HUB_SOCKET="); ok && sock != "" {
 			sb.ReadOnly = append(sb.ReadOnly, sock)

@@ -43,3 +43,18 @@ func BranchesContaining(ctx context.Context, dir, rev string) ([]string, error) 
 	}
 	return names, nil
 }
+
+// Refs maps every ref of the repository at dir to the object it names.
+func Refs(ctx context.Context, dir string) (map[string]string, error) {
+	out, err := runGit(ctx, dir, readOnly, "for-each-ref", "--format=%(refname) %(objectname)")
+	if err != nil {
+		return nil, err
+	}
+	refs := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if name, sha, ok := strings.Cut(l, " "); ok {
+			refs[name] = sha
+		}
+	}
+	return refs, nil
+}

@@ -378,6 +378,16 @@ type Observed struct {
 	Commands []ObservedCommand `json:"commands"`
 	// Uncommitted says the user's checkout had uncommitted changes that the job did not get.
 	UserCheckoutDirty bool `json:"user_checkout_dirty"`
+	// RefChanges are refs other than the job's branch that moved while it ran
+	// (checked when the worker runs unsandboxed, where it could move them).
+	RefChanges []RefChange `json:"ref_changes,omitempty"`
+}
+
+// RefChange is one ref that moved while a job ran.
+type RefChange struct {
+	Ref    string `json:"ref"`              // refs/heads/main, refs/tags/v1, …
+	Before string `json:"before,omitempty"` // empty: the ref was created
+	After  string `json:"after,omitempty"`  // empty: the ref was deleted
 }
 
 // ObservedCommand is a process hub ran or watched, with its outcome.

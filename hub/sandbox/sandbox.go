@@ -9,6 +9,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hub-agents/hub/hub/gitx"
 )
 
 // Availability says whether the sandbox works on this machine, and why not.
@@ -82,6 +85,10 @@ type Spec struct {
 	ReadOnly []string
 	// Writable are extra folders it may write (an engine's own state).
 	Writable []string
+	// Branch is the job's branch (hub/<id>): the only ref the worker can
+	// move. Inside, refs/heads/hub holds just it, in a private folder;
+	// SyncBranch carries its moves to the real ref after the run.
+	Branch string
 }
 
 // systemDirs are bound read-only when they are real folders; merged-/usr
@@ -134,39 +141,73 @@ func (s Spec) Command(argv []string) ([]string, error) {
 	}
 	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
 	args = append(args, "--bind", s.Home, s.Home)
-	ro, rw, err := gitPaths(s.Worktree)
+	ro, rw, err := gitPaths(s.Worktree, s.Branch)
 	if err != nil {
 		return nil, err
 	}
-	for _, p := range append(ro, s.ReadOnly...) {
-		args = append(args, "--ro-bind", p, p)
+	for _, p := range s.ReadOnly {
+		ro = append(ro, [2]string{p, p})
 	}
-	args = append(args, "--bind", s.Worktree, s.Worktree)
-	for _, p := range append(rw, s.Writable...) {
-		args = append(args, "--bind", p, p)
+	for _, m := range ro {
+		args = append(args, "--ro-bind", m[0], m[1])
+	}
+	rw = append([][2]string{{s.Worktree, s.Worktree}}, rw...)
+	for _, p := range s.Writable {
+		rw = append(rw, [2]string{p, p})
+	}
+	for _, m := range rw {
+		args = append(args, "--bind", m[0], m[1])
 	}
 	args = append(args, "--chdir", s.Worktree, "--setenv", "HOME", s.Home, "--setenv", "TMPDIR", "/tmp", "--")
 	return append(args, argv...), nil
 }
 
 // gitPaths finds what a commit in the linked worktree at wt needs: the
-// common git dir read-only (config, HEAD, packed refs), and writable its
-// objects, the worktree's own admin folder (index, HEAD) and the folders of
-// hub's branches and their logs. Every other ref — main included — stays
-// read-only.
-func gitPaths(wt string) (ro, rw []string, err error) {
+// common git dir read-only (config, HEAD, packed refs, every ref — main
+// included), and writable its objects, the worktree's own admin folder
+// (index, HEAD) and a private stand-in for refs/heads/hub holding only the
+// job's branch (and its log). It returns mounts as pairs: ro and rw are
+// lists of [source, target].
+func gitPaths(wt, branch string) (ro, rw [][2]string, err error) {
+	gitdir, common, err := gitDirs(wt)
+	if err != nil {
+		return nil, nil, err
+	}
+	priv, err := prepareBranch(gitdir, common, branch)
+	if err != nil {
+		return nil, nil, err
+	}
+	ro = [][2]string{{common, common}}
+	objects := filepath.Join(common, "objects")
+	rw = [][2]string{{objects, objects}, {gitdir, gitdir}}
+	for _, d := range []struct{ src, dst string }{
+		{filepath.Join(priv, "refs"), filepath.Join(common, "refs", "heads", "hub")},
+		{filepath.Join(priv, "logs"), filepath.Join(common, "logs", "refs", "heads", "hub")},
+	} {
+		// The mount point must exist in the real tree: the common dir is read-only inside.
+		if err := os.MkdirAll(d.dst, 0o755); err != nil {
+			return nil, nil, fmt.Errorf("sandbox: %w", err)
+		}
+		rw = append(rw, [2]string{d.src, d.dst})
+	}
+	return ro, rw, nil
+}
+
+// gitDirs reads a linked worktree's .git file: its own git dir and the
+// repository's common dir.
+func gitDirs(wt string) (gitdir, common string, err error) {
 	b, err := os.ReadFile(filepath.Join(wt, ".git"))
 	if err != nil {
-		return nil, nil, fmt.Errorf("sandbox: %s is not a linked worktree: %w", wt, err)
+		return "", "", fmt.Errorf("sandbox: %s is not a linked worktree: %w", wt, err)
 	}
 	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
 	if !ok {
-		return nil, nil, fmt.Errorf("sandbox: %s/.git does not name a git dir", wt)
+		return "", "", fmt.Errorf("sandbox: %s/.git does not name a git dir", wt)
 	}
 	if !filepath.IsAbs(gitdir) {
 		gitdir = filepath.Join(wt, gitdir)
 	}
-	common := filepath.Dir(filepath.Dir(gitdir)) // <common>/worktrees/<name>
+	common = filepath.Dir(filepath.Dir(gitdir)) // <common>/worktrees/<name>
 	if c, err := os.ReadFile(filepath.Join(gitdir, "commondir")); err == nil {
 		cd := strings.TrimSpace(string(c))
 		if !filepath.IsAbs(cd) {
@@ -174,13 +215,68 @@ func gitPaths(wt string) (ro, rw []string, err error) {
 		}
 		common = filepath.Clean(cd)
 	}
-	ro = []string{common}
-	rw = []string{filepath.Join(common, "objects"), gitdir}
-	for _, d := range []string{filepath.Join(common, "refs", "heads", "hub"), filepath.Join(common, "logs", "refs", "heads", "hub")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, nil, fmt.Errorf("sandbox: %w", err)
-		}
-		rw = append(rw, d)
+	return gitdir, common, nil
+}
+
+// privateDir is where a worktree's private refs/heads/hub lives: inside its
+// own admin folder, so whoever has the worktree can find it.
+func privateDir(gitdir string) string { return filepath.Join(gitdir, "hub-sandbox") }
+
+// prepareBranch makes the private refs/heads/hub: empty, plus the job's
+// branch at its real tip.
+func prepareBranch(gitdir, common, branch string) (string, error) {
+	priv := privateDir(gitdir)
+	if err := os.RemoveAll(priv); err != nil {
+		return "", fmt.Errorf("sandbox: %w", err)
 	}
-	return ro, rw, nil
+	for _, d := range []string{"refs", "logs"} {
+		if err := os.MkdirAll(filepath.Join(priv, d), 0o755); err != nil {
+			return "", fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	leaf, ok := strings.CutPrefix(branch, "hub/")
+	if branch == "" || !ok || leaf == "" || strings.Contains(leaf, "/") {
+		return priv, nil // a detached checkout: no branch to move
+	}
+	out, err := gitx.Git(context.Background(), common, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("sandbox: branch %s: %w", branch, err)
+	}
+	if err := os.WriteFile(filepath.Join(priv, "refs", leaf), append(bytes.TrimSpace(out), '\n'), 0o644); err != nil {
+		return "", fmt.Errorf("sandbox: %w", err)
+	}
+	return priv, nil
+}
+
+// SyncBranch carries what the worker did to its branch inside the sandbox
+// to the real ref: the private tip, if it moved, becomes the branch's tip
+// (git checks it is a commit). It is a no-op for a worktree that never ran
+// sandboxed. It reports whether the branch moved.
+func SyncBranch(ctx context.Context, wt, branch string) (bool, error) {
+	gitdir, common, err := gitDirs(wt)
+	if err != nil {
+		return false, nil // no linked worktree: nothing ran sandboxed here
+	}
+	leaf, ok := strings.CutPrefix(branch, "hub/")
+	if !ok || leaf == "" {
+		return false, nil
+	}
+	b, err := os.ReadFile(filepath.Join(privateDir(gitdir), "refs", leaf))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("sandbox: %w", err)
+	}
+	tip := strings.TrimSpace(string(b))
+	cur, err := gitx.Git(ctx, common, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch)
+	if err != nil {
+		return false, fmt.Errorf("sandbox: branch %s: %w", branch, err)
+	}
+	if tip == strings.TrimSpace(string(cur)) {
+		return false, nil
+	}
+	if _, err := gitx.Git(ctx, common, "update-ref", "-m", "hub: the worker's commits in its sandbox", "refs/heads/"+branch, tip, strings.TrimSpace(string(cur))); err != nil {
+		return false, fmt.Errorf("sandbox: carry %s to %s: %w", branch, tip, err)
+	}
+	return true, nil
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,12 +40,13 @@ func newWorld(t *testing.T) world {
 	git(t, w.repo, "add", "-A")
 	git(t, w.repo, "commit", "-qm", "init")
 	git(t, w.repo, "worktree", "add", "-q", "-b", "hub/job", w.wt)
+	git(t, w.repo, "branch", "hub/other")
 	return w
 }
 
 func (w world) run(t *testing.T, network bool, script string) (string, error) {
 	t.Helper()
-	argv, err := Spec{Worktree: w.wt, Home: w.home, Network: network}.Command([]string{"sh", "-c", script})
+	argv, err := Spec{Worktree: w.wt, Home: w.home, Network: network, Branch: "hub/job"}.Command([]string{"sh", "-c", script})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,11 +62,23 @@ func TestCommitInside(t *testing.T) {
 	if err != nil {
 		t.Fatalf("commit inside the sandbox: %v\n%s", err, out)
 	}
+	// The commit moved the private stand-in of the branch; SyncBranch carries it over.
+	if got := git(t, w.repo, "log", "-1", "--format=%s", "hub/job"); got != "init" {
+		t.Fatalf("before the sync hub/job is at %q", got)
+	}
+	if moved, err := SyncBranch(context.Background(), w.wt, "hub/job"); !moved || err != nil {
+		t.Fatalf("SyncBranch: %v %v", moved, err)
+	}
 	if got := git(t, w.repo, "log", "-1", "--format=%s", "hub/job"); got != "inside" {
 		t.Fatalf("hub/job tip is %q", got)
 	}
+	if moved, err := SyncBranch(context.Background(), w.wt, "hub/job"); moved || err != nil {
+		t.Fatalf("a second SyncBranch: %v %v", moved, err)
+	}
 	main := git(t, w.repo, "rev-parse", "main")
+	other := git(t, w.repo, "rev-parse", "hub/other")
 	for _, bad := range []string{"cat " + w.secret, "git update-ref refs/heads/main HEAD", "ls /root/.ssh", "cat /etc/shadow",
+		"git tag -f v1", "git branch side",
 		"echo x > " + filepath.Join(w.repo, ".git", "config")} {
 		if out, err := w.run(t, false, bad); err == nil {
 			t.Errorf("%s succeeded inside the sandbox: %s", bad, out)
@@ -77,5 +91,14 @@ func TestCommitInside(t *testing.T) {
 	}
 	if got := git(t, w.repo, "rev-parse", "main"); got != main {
 		t.Errorf("main moved from %s to %s", main, got)
+	}
+	// Another job's branch: the worker may write its private stand-in, never the real ref.
+	w.run(t, false, "git update-ref refs/heads/hub/other HEAD")
+	SyncBranch(context.Background(), w.wt, "hub/job")
+	if got := git(t, w.repo, "rev-parse", "hub/other"); got != other {
+		t.Errorf("hub/other moved from %s to %s", other, got)
+	}
+	if out := git(t, w.repo, "branch", "--list", "side"); out != "" {
+		t.Errorf("the worker made branch side: %s", out)
 	}
 }

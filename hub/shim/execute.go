@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/sandbox"
 	"github.com/hub-agents/hub/hub/store"
 	"github.com/hub-agents/hub/router"
 	"github.com/hub-agents/hub/rubric"
@@ -44,7 +47,9 @@ func (s *shim) execute(ctx context.Context) {
 		_ = s.fail(ctx, err.Error())
 		return
 	}
+	guard := s.refGuard(ctx)
 	end := s.run(ctx)
+	guard(ctx)
 
 	head, salvaged, commitErr := s.commit(ctx, end)
 	if commitErr != nil {
@@ -229,6 +234,57 @@ func (s *shim) run(ctx context.Context) ending {
 	}
 }
 
+// refGuard snapshots the repository's refs before an unsandboxed run; the
+// function it returns compares them after and records every ref besides
+// the job's branch that moved. Under isolated and untrusted the sandbox
+// already makes them read-only.
+func (s *shim) refGuard(ctx context.Context) func(context.Context) {
+	j := s.job
+	if j.Repo == "" || engine.Sandboxed(s.params.Isolation) {
+		return func(context.Context) {}
+	}
+	before, err := gitx.Refs(ctx, j.Repo)
+	if err != nil {
+		s.o.Log.Warn().Err(err).Msg("ref guard: read refs")
+		return func(context.Context) {}
+	}
+	own := "refs/heads/" + j.Branch
+	return func(ctx context.Context) {
+		after, err := gitx.Refs(context.WithoutCancel(ctx), j.Repo)
+		if err != nil {
+			s.o.Log.Warn().Err(err).Msg("ref guard: read refs")
+			return
+		}
+		for _, name := range slices.Sorted(maps.Keys(mergeKeys(before, after))) {
+			if name == own || before[name] == after[name] {
+				continue
+			}
+			c := protocol.RefChange{Ref: name, Before: before[name], After: after[name]}
+			s.refChanges = append(s.refChanges, c)
+			s.record(ctx, protocol.EventNote, fmt.Sprintf("%s moved while the job ran (%s → %s): by the worker, or by someone else; at isolation %s hub cannot tell",
+				name, short(c.Before), short(c.After), s.params.Isolation), c)
+		}
+	}
+}
+
+func mergeKeys(a, b map[string]string) map[string]bool {
+	m := make(map[string]bool, len(a)+len(b))
+	for k := range a {
+		m[k] = true
+	}
+	for k := range b {
+		m[k] = true
+	}
+	return m
+}
+
+func short(sha string) string {
+	if sha == "" {
+		return "none"
+	}
+	return sha[:min(10, len(sha))]
+}
+
 // startEngine starts the job's current engine in a fresh, empty folder of its own.
 func (s *shim) startEngine(ctx context.Context, env []string, out io.Writer) (engine.Run, error) {
 	j := s.job
@@ -348,6 +404,11 @@ func (s *shim) commit(ctx context.Context, end ending) (head string, salvaged bo
 	j := s.job
 	if j.Kind != protocol.KindWrite || s.dir == "" {
 		return j.BaseSHA, false, nil
+	}
+	if moved, err := sandbox.SyncBranch(ctx, j.Worktree, j.Branch); err != nil {
+		return j.BaseSHA, false, err
+	} else if moved {
+		s.record(ctx, protocol.EventNote, "the worker's commits in its sandbox are on "+j.Branch, nil)
 	}
 	head, salvaged, err = commitWorktree(ctx, j, !end.ranClean)
 	if err != nil {
@@ -485,6 +546,7 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 	}
 	ev.Verify = verify
 	ev.Observed.Commands = s.observed
+	ev.Observed.RefChanges = s.refChanges
 	ev.Claimed = claimed
 	ev.Model = o.Model
 	ev.Cost.Known = o.CostKnown

@@ -8,6 +8,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/sandbox"
 	"github.com/hub-agents/hub/hub/store"
 )
 
@@ -27,6 +28,8 @@ func Settle(ctx context.Context, st *store.Store, reg *engine.Registry, j *store
 	head, salvaged := j.BaseSHA, false
 	var commitErr error
 	if j.Kind == protocol.KindWrite && j.Worktree != "" {
+		// Commits a sandboxed worker made live on a private stand-in of its branch.
+		_, _ = sandbox.SyncBranch(ctx, j.Worktree, j.Branch)
 		h, s, err := commitWorktree(ctx, j, true)
 		if err == nil {
 			head, salvaged = h, s

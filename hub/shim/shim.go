@@ -65,6 +65,8 @@ type shim struct {
 	claimedMu sync.Mutex
 	claimed   []string
 	observed  []protocol.ObservedCommand
+	// refChanges are the refs besides the job's branch that moved during the run.
+	refChanges []protocol.RefChange
 }
 
 // Run runs the job to its end. It returns ErrOwned when another shim holds

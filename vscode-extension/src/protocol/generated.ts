@@ -563,6 +563,8 @@ export interface Observed {
   commands: ObservedCommand[];
   /** Uncommitted says the user's checkout had uncommitted changes that the job did not get. */
   user_checkout_dirty: boolean;
+  /** RefChanges are refs other than the job's branch that moved while it ran (checked when the worker runs unsandboxed, where it could move them). */
+  ref_changes?: RefChange[];
 }
 
 /** ObservedCommand is a process hub ran or watched, with its outcome. */
@@ -573,6 +575,16 @@ export interface ObservedCommand {
   exit_code?: number;
   signal?: string;
   duration_ms: number;
+}
+
+/** RefChange is one ref that moved while a job ran. */
+export interface RefChange {
+  /** refs/heads/main, refs/tags/v1, … */
+  ref: string;
+  /** empty: the ref was created */
+  before?: string;
+  /** empty: the ref was deleted */
+  after?: string;
 }
 
 /** Claimed is what the worker said, unverified. */
