@@ -415,6 +415,11 @@ func newEnginesCmd(ios *IO) *cobra.Command {
 				if e.Capacity != "" {
 					ios.printf("%-10s capacity: %s\n", "", e.Capacity)
 				}
+				for _, level := range protocol.IsolationLevels {
+					if why := e.Capabilities.IsolationWhyNot[level]; why != "" {
+						ios.printf("%-10s not %s: %s\n", "", level, why)
+					}
+				}
 			}
 			ios.printf("%s: $%.2f spent, $%.2f reserved of $%.2f · %d/%d running · %d queued\n",
 				res.Month, res.SpentUSD, res.ReservedUSD, res.MonthlyCapUSD, res.Running, res.MaxRunning, res.Queued)
