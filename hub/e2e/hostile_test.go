@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -230,4 +231,57 @@ func TestHostileBuiltin(t *testing.T) {
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// TestHostileCLI: each agent CLI at isolated runs the hostile script with its
+// own shell tool, inside the sandbox, its model on loopback still reachable.
+// Every attempt fails but the network, which isolated keeps for the model.
+func TestHostileCLI(t *testing.T) {
+	for _, cli := range []string{"claude", "codex", "opencode"} {
+		t.Run(cli, func(t *testing.T) {
+			h := newHostileWorld(t)
+			ctx := deadline(t, 150*time.Second)
+			var b *builtinWorld
+			switch cli {
+			case "claude":
+				t.Setenv("HUB_CLAUDE", hubtest.AgentCLI(t, "claude"))
+				b = newCLIWorld(t, ctx, wires[1], func(r *scripted.Request) (scripted.Turn, bool) {
+					if !hasTool(r, "Bash") || lastMessage(r).Role == "tool" {
+						return scripted.Turn{Text: "Tried everything."}, true
+					}
+					args, _ := json.Marshal(map[string]string{"command": h.script(), "description": "try"})
+					return scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "Bash", Args: args}}}, true
+				})
+			case "codex":
+				b = newCodexWorld(t, ctx, func(r *scripted.Request) (scripted.Turn, bool) {
+					if !hasTool(r, codexShell) || codexToolResults(r) > 0 {
+						return scripted.Turn{Text: "Tried everything."}, true
+					}
+					return codexRun(h.script()), true
+				})
+			case "opencode":
+				b = newOpenCodeWorld(t, ctx, func(r *scripted.Request) (scripted.Turn, bool) {
+					if ocLastCall(r) != "" {
+						return scripted.Turn{Text: "Tried everything."}, true
+					}
+					return ocCall("bash", map[string]any{"command": h.script(), "description": "try"}), true
+				})
+			}
+			h.plant(t, b.env.UserDir)
+			tg := h.target(t)
+			r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: tg.repo, Engine: cli, Profile: "t",
+				Isolation: protocol.IsolationIsolated, Task: "hostile"})
+			st := b.waitEnd(ctx, r.ID)
+			if st.State != protocol.StateSucceeded {
+				t.Fatalf("job ended %s: %s\n%s", st.State, st.Error, readFile(t, b.paths.WorkerLog(r.ID)))
+			}
+			expectReached(t, protocol.IsolationIsolated, h.reached(t, tg, r.ID), sandboxWant(protocol.IsolationIsolated))
+			// untrusted is refused for it, with the reason.
+			err := b.c.Call(ctx, protocol.MethodJobStart, protocol.StartParams{Repo: tg.repo, Engine: cli, Profile: "t",
+				Isolation: protocol.IsolationUntrusted, Task: "hostile"}, nil)
+			if err == nil || !strings.Contains(err.Error(), "calls its model from inside the sandbox") {
+				t.Errorf("untrusted on %s: %v; want a refusal that says why", cli, err)
+			}
+		})
+	}
 }

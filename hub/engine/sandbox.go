@@ -29,15 +29,46 @@ func AddSandboxLevels(c *protocol.EngineCapabilities) {
 	c.IsolationWhyNot[protocol.IsolationUntrusted] = sandbox.Probe().Reason
 }
 
-// SandboxCommand wraps argv in the job's sandbox: its worktree writable, a
-// fresh HOME in its scratch folder, the shim's socket reachable (for `hub
+// AddIsolatedLevel adds isolated to c when the sandbox works here, for an
+// engine whose worker calls its model itself: untrusted would cut it off.
+func AddIsolatedLevel(c *protocol.EngineCapabilities, name string) {
+	if c.IsolationWhyNot == nil {
+		c.IsolationWhyNot = map[string]string{}
+	}
+	c.IsolationWhyNot[protocol.IsolationUntrusted] = name + " calls its model from inside the sandbox, so it cannot run without the network; use the builtin engine, whose model calls stay in hub"
+	if a := sandbox.Probe(); a.OK {
+		c.Isolation = append(c.Isolation, protocol.IsolationIsolated)
+		return
+	}
+	c.IsolationWhyNot[protocol.IsolationIsolated] = sandbox.Probe().Reason
+}
+
+// InstallRoot is the folder an installed program needs readable to run:
+// the npm prefix it was installed under (the parent of its node_modules),
+// else its own folder.
+func InstallRoot(program string) string {
+	p, err := filepath.EvalSymlinks(program)
+	if err != nil {
+		p = program
+	}
+	for d := filepath.Dir(p); d != filepath.Dir(d); d = filepath.Dir(d) {
+		if filepath.Base(d) == "node_modules" {
+			return filepath.Dir(d)
+		}
+	}
+	return filepath.Dir(p)
+}
+
+// SandboxCommand wraps argv in the job's sandbox: its worktree and its
+// scratch folder writable, HOME in the scratch folder, the shim's socket reachable (for `hub
 // ask`), readOnly readable, and the network only at isolated.
 func SandboxCommand(spec Spec, argv []string, readOnly ...string) ([]string, error) {
 	home := filepath.Join(spec.Scratch, "home")
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		return nil, err
 	}
-	sb := sandbox.Spec{Worktree: spec.Dir, Home: home, Network: spec.Params.Isolation == protocol.IsolationIsolated, ReadOnly: readOnly}
+	sb := sandbox.Spec{Worktree: spec.Dir, Home: home, Network: spec.Params.Isolation == protocol.IsolationIsolated, ReadOnly: readOnly,
+		Writable: []string{spec.Scratch}}
 	if spec.Params.Kind != protocol.KindRead {
 		sb.Branch = "hub/" + spec.JobID
 	}

@@ -124,7 +124,18 @@ type run struct {
 // launch starts one process of the run and returns a channel that gets its
 // exit, once its output is read.
 func (r *run) launch(args []string, stdin string) (<-chan error, error) {
-	cmd := exec.Command(r.inv.Path, args...)
+	argv := append([]string{r.inv.Path}, args...)
+	if engine.Sandboxed(r.spec.Params.Isolation) {
+		ro := []string{engine.InstallRoot(r.inv.Path)}
+		if r.spec.HubBinary != "" {
+			ro = append(ro, r.spec.HubBinary) // the worker MCP server the CLI starts
+		}
+		var err error
+		if argv, err = engine.SandboxCommand(r.spec, argv, ro...); err != nil {
+			return nil, err
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = r.spec.Dir, r.inv.Env
 	cmd.Stdin = nil // /dev/null: Claude Code waits on an open stdin
 	if stdin != "" {

@@ -45,7 +45,9 @@ func New(o Options) *Engine { return &Engine{o: o} }
 func (*Engine) Name() string { return Name }
 
 func (*Engine) Capabilities() protocol.EngineCapabilities {
-	return protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree}, ReadOnly: true, Pays: "api"}
+	c := protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree}, ReadOnly: true, Pays: "api"}
+	engine.AddIsolatedLevel(&c, "Claude Code")
+	return c
 }
 
 // program is Claude Code, for the checks every CLI engine makes.

@@ -66,7 +66,9 @@ func (*Engine) Name() string { return Name }
 // Capabilities: Codex's own sandbox (workspace-write) is what isolation
 // sandbox asks for; a read job runs in its read-only sandbox.
 func (*Engine) Capabilities() protocol.EngineCapabilities {
-	return protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree, protocol.IsolationSandbox}, ReadOnly: true, Pays: "api"}
+	c := protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree, protocol.IsolationSandbox}, ReadOnly: true, Pays: "api"}
+	engine.AddIsolatedLevel(&c, "Codex")
+	return c
 }
 
 const install = "npm install -g @openai/codex"
@@ -130,7 +132,7 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 	}
 	cfg := config{
 		Profile: p.Name, Model: m, BaseURL: agentcli.BaseURL(p), KeyEnv: keyEnv, Effort: spec.Params.Effort,
-		ReadOnly: spec.Params.Kind == protocol.KindRead, Home: home,
+		ReadOnly: spec.Params.Kind == protocol.KindRead, Home: home, Fenced: engine.Sandboxed(spec.Params.Isolation),
 		Worker: agentcli.Worker(spec), ToolTimeoutS: int64(agentcli.ToolTimeout(spec).Seconds()),
 	}
 	if key == "" {
@@ -179,6 +181,9 @@ type config struct {
 	KeyEnv   string
 	Effort   string
 	ReadOnly bool
+	// Fenced: hub's sandbox (bubblewrap) already fences Codex in. Codex's
+	// own sandbox, bubblewrap too, cannot nest inside it, so it is off.
+	Fenced bool
 	// Home is the worker's private home, writable by its commands.
 	Home         string
 	Worker       agentcli.WorkerMCP
@@ -195,9 +200,12 @@ func (c config) toml() string {
 	kv("model", c.Model)
 	kv("model_provider", "hub")
 	kv("approval_policy", "never")
-	if c.ReadOnly {
+	switch {
+	case c.Fenced:
+		kv("sandbox_mode", "danger-full-access")
+	case c.ReadOnly:
 		kv("sandbox_mode", "read-only")
-	} else {
+	default:
 		kv("sandbox_mode", "workspace-write")
 	}
 	if c.Effort != "" {
