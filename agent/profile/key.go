@@ -106,6 +106,11 @@ func (s Store) readEnvFile() (map[string]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseEnvFile(b)
+}
+
+func parseEnvFile(b []byte) (map[string]string, error) {
+	vars := map[string]string{}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -133,4 +138,32 @@ func parseEnvLine(line string) (k, v string, ok bool) {
 		v = v[1 : len(v)-1]
 	}
 	return k, v, true
+}
+
+// KeyValues returns every key value this store can reach: each profile's key
+// (from the environment or the env file) and every value in the env file.
+// It exists so hub can redact them by value from what it stores and shows;
+// a caller must never print, log or pass on what it returns. What cannot be
+// read is skipped: redacting less is better than failing a job. An env file
+// readable by others, which Key refuses, is still read here.
+func (s Store) KeyValues() []string {
+	var out []string
+	if b, err := os.ReadFile(s.EnvFile()); err == nil {
+		vars, _ := parseEnvFile(b)
+		for _, v := range vars {
+			if v != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	ps, _, err := s.List()
+	if err != nil {
+		return out
+	}
+	for _, p := range ps {
+		if k, _, err := s.Key(p); err == nil && k != "" {
+			out = append(out, k)
+		}
+	}
+	return out
 }

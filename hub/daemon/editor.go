@@ -60,6 +60,10 @@ func (s *Server) files(ctx context.Context, p protocol.FilesParams) (*protocol.F
 	if res.Files, res.Commits, err = job.Changes(ctx, repo.Top, j.ID, res.Base, res.Head); err != nil {
 		return nil, internal(err)
 	}
+	red := s.secrets()
+	for i := range res.Commits {
+		res.Commits[i].Subject = red.String(res.Commits[i].Subject)
+	}
 	return res, nil
 }
 
@@ -93,11 +97,15 @@ func (s *Server) file(ctx context.Context, p protocol.FileParams) (*protocol.Fil
 		return nil, internal(err)
 	}
 	res.Exists, res.Size = exists, size
+	// The content is redacted like everything else hub shows: a key the
+	// worker wrote into a file (or one already in the repository) is not
+	// handed to an editor or a supervisor. Size stays the blob's own.
+	red := s.secrets()
 	if utf8.Valid(data) && !strings.ContainsRune(string(data), 0) {
-		res.Content = string(data)
+		res.Content = red.String(string(data))
 	} else {
 		res.Binary, res.Encoding = true, protocol.EncodingBase64
-		res.Content = base64.StdEncoding.EncodeToString(data)
+		res.Content = base64.StdEncoding.EncodeToString([]byte(red.String(string(data))))
 	}
 	return res, nil
 }

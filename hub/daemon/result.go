@@ -11,6 +11,7 @@ import (
 
 	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/redact"
 )
 
 func now() time.Time { return time.Now().UTC() }
@@ -32,14 +33,58 @@ func (s *Server) result(ctx context.Context, p protocol.ResultParams) (*protocol
 			return nil, internal(fmt.Errorf("job %s: stored evidence unreadable: %w", j.ID, err))
 		}
 	}
-	res := &protocol.ResultResult{ID: j.ID, State: j.State, Summary: job.Summary(st, ev)}
+	// The shim redacted what it stored; this is the second layer, with the
+	// keys as they are now (a job stored before a key was set, a commit
+	// subject the worker wrote).
+	red := s.secrets()
+	redactEvidence(red, ev)
+	res := &protocol.ResultResult{ID: j.ID, State: j.State, Summary: red.String(job.Summary(st, ev))}
 	if p.Evidence {
 		res.Evidence = ev
 	}
 	if p.Full {
-		res.Full = s.fullText(j.ID, res.Summary, ev)
+		res.Full = red.String(s.fullText(j.ID, res.Summary, ev))
 	}
 	return res, nil
+}
+
+// secrets is the redactor for what the daemon returns: every key hub knows
+// of (each profile's key, every value of the env file), the values of
+// secret-looking variables in the daemon's environment, and the common
+// formats. It is built per call, so a key set a moment ago counts.
+func (s *Server) secrets() *redact.Redactor {
+	return redact.New(append(s.profiles().KeyValues(), redact.EnvValues(os.Environ())...)...)
+}
+
+// redactEvidence redacts, in place, every text of ev a worker, a command's
+// output or a model could have put a secret in.
+func redactEvidence(red *redact.Redactor, ev *protocol.Evidence) {
+	if ev == nil {
+		return
+	}
+	ev.Error = red.String(ev.Error)
+	ev.Claimed.Summary = red.String(ev.Claimed.Summary)
+	for i := range ev.Claimed.Progress {
+		ev.Claimed.Progress[i] = red.String(ev.Claimed.Progress[i])
+	}
+	for i := range ev.Commits {
+		ev.Commits[i].Subject = red.String(ev.Commits[i].Subject)
+	}
+	for i := range ev.Observed.Commands {
+		ev.Observed.Commands[i].Command = red.String(ev.Observed.Commands[i].Command)
+	}
+	if ev.Verify != nil {
+		ev.Verify.Command = red.String(ev.Verify.Command)
+		ev.Verify.OutputTail = red.String(ev.Verify.OutputTail)
+	}
+	if ev.Rubric != nil {
+		ev.Rubric.Line = red.String(ev.Rubric.Line)
+		ev.Rubric.GraderError = red.String(ev.Rubric.GraderError)
+		for i := range ev.Rubric.Criteria {
+			c := &ev.Rubric.Criteria[i]
+			c.Text, c.Evidence = red.String(c.Text), red.String(c.Evidence)
+		}
+	}
 }
 
 // fullText is the summary, then what the worker said in full, the verify

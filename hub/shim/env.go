@@ -4,10 +4,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hub-agents/hub/agent/profile"
+	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/redact"
 )
 
 // envAllow lists the variables a worker inherits: an allow-list, never a
-// deny-list, so keys in the user's environment do not reach a worker.
+// deny-list, so keys in the user's environment do not reach a worker. None
+// of these names holds a key (redact.SecretName says no to each, and a test
+// holds it so); an engine that needs a key (an agent CLI) adds it itself.
 var envAllow = map[string]bool{
 	"HOME": true, "USER": true, "LOGNAME": true, "SHELL": true, "TERM": true, "LANG": true,
 	"TZ": true, "TMPDIR": true, "PATH": true, "GOPATH": true, "GOCACHE": true, "GOMODCACHE": true,
@@ -19,6 +25,8 @@ var envAllow = map[string]bool{
 
 // workerEnv builds the worker's environment from the shim's own, keeping
 // only allowed names (and LC_*), with the hub binary's directory first on PATH.
+// An allowed variable whose value holds a secret hub recognises (GOPROXY
+// with a password in its URL) is left out too.
 func workerEnv(hubBinary string, extra ...string) []string {
 	var env []string
 	path := os.Getenv("PATH")
@@ -27,7 +35,7 @@ func workerEnv(hubBinary string, extra ...string) []string {
 		if k == "PATH" {
 			continue
 		}
-		if envAllow[k] || strings.HasPrefix(k, "LC_") {
+		if (envAllow[k] || strings.HasPrefix(k, "LC_")) && redact.String(kv) == kv {
 			env = append(env, kv)
 		}
 	}
@@ -36,4 +44,13 @@ func workerEnv(hubBinary string, extra ...string) []string {
 	}
 	env = append(env, "PATH="+path)
 	return append(env, extra...)
+}
+
+// secrets is the redactor for everything the job stores: every key hub
+// knows of — each profile's key, every value of the env file — and the
+// values of secret-looking variables in the shim's own environment (the
+// daemon's), by value; and the common formats.
+func secrets() *redact.Redactor {
+	values := profile.Store{Dir: config.ConfigDir()}.KeyValues()
+	return redact.New(append(values, redact.EnvValues(os.Environ())...)...)
 }

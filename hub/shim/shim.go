@@ -101,7 +101,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("job %s is %s; a shim only takes a job that is preparing", j.ID, j.State)
 	}
 	s := &shim{o: o, st: st, job: j, notify: make(chan struct{}, 1), activity: make(chan struct{}, 1),
-		stopCh: make(chan string, 1), waiting: map[string]chan string{}, red: redact.New()}
+		stopCh: make(chan string, 1), waiting: map[string]chan string{}, red: secrets()}
 	if err := json.Unmarshal(j.Spec, &s.params); err != nil {
 		return s.fail(ctx, fmt.Sprintf("the job's stored spec is unreadable: %v", err))
 	}
