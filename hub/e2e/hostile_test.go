@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -12,8 +13,10 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/agent/scripted"
+	"github.com/hub-agents/hub/hub/client"
 	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/sandbox"
 )
 
 // hostile is a worker that tries, one by one, what a worker must not do, and
@@ -156,20 +159,43 @@ func sandboxWant(level string) map[string]bool {
 // under untrusted), and under worktree, where it reaches them and the start
 // result says so.
 func TestHostileWorker(t *testing.T) {
+	for _, mech := range []string{sandbox.MechBwrap, sandbox.MechLandlock} {
+		t.Run(mech, func(t *testing.T) { testHostileWorker(t, mech) })
+	}
+}
+
+func testHostileWorker(t *testing.T, mech string) {
+	t.Setenv(sandbox.EnvMechanism, mech) // the daemon and its shims inherit it
 	h := newHostileWorld(t)
 	w := newWorld(t)
 	ctx := deadline(t, 120*time.Second)
 	h.plant(t, w.env.UserDir)
 	c := w.connect(ctx)
-	for _, level := range []string{protocol.IsolationIsolated, protocol.IsolationUntrusted, protocol.IsolationWorktree} {
+	levels := []string{protocol.IsolationIsolated, protocol.IsolationUntrusted}
+	if mech == sandbox.MechBwrap {
+		levels = append(levels, protocol.IsolationWorktree) // it does not depend on the mechanism
+	}
+	for _, level := range levels {
 		t.Run(level, func(t *testing.T) {
 			tg := h.target(t)
 			r := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "hostile", Repo: tg.repo,
 				Engine: "exec", Isolation: level, Exec: h.script()})
 			st := w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() })
 			got := h.reached(t, tg, r.ID)
+			moved := refChanges(t, ctx, c, r.ID)
+			if moved["refs/heads/hub/"+r.ID] {
+				t.Errorf("the job's own branch is reported as moved by someone else")
+			}
 			if level != protocol.IsolationWorktree {
-				expectReached(t, level, got, sandboxWant(level))
+				want := sandboxWant(level)
+				if mech == sandbox.MechLandlock {
+					// Landlock cannot hide the other hub branches; the git guard reports the move.
+					want["other-branch"] = true
+					if !moved["refs/heads/hub/other"] {
+						t.Errorf("under Landlock the evidence should report hub/other moved: %v", moved)
+					}
+				}
+				expectReached(t, level, got, want)
 				if st.State != protocol.StateSucceeded {
 					t.Errorf("the job ended %s (%s); the sandbox should still let it commit its report", st.State, st.Error)
 				}
@@ -179,13 +205,8 @@ func TestHostileWorker(t *testing.T) {
 			expectReached(t, level, got, map[string]bool{"ssh": true, "keyfile": true, "other-repo": true, "write-outside": true,
 				"move-main": true, "other-branch": true, "push": true, "network": true, "proc-environ": os.Getuid() == 0})
 			// hub saw the refs move, and says so in the evidence.
-			res := call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: r.ID, Evidence: true})
-			moved := map[string]bool{}
-			for _, rc := range res.Evidence.Observed.RefChanges {
-				moved[rc.Ref] = true
-			}
-			if !moved["refs/heads/main"] || !moved["refs/heads/hub/other"] || moved["refs/heads/hub/"+r.ID] {
-				t.Errorf("evidence ref changes: %+v; want main and hub/other, not the job's own branch", res.Evidence.Observed.RefChanges)
+			if !moved["refs/heads/main"] || !moved["refs/heads/hub/other"] {
+				t.Errorf("evidence ref changes: %v; want main and hub/other", moved)
 			}
 			note := strings.Join(r.Notes, " ")
 			for _, s := range []string{"not a sandbox", "~/.ssh", "other repositories", "network"} {
@@ -197,11 +218,31 @@ func TestHostileWorker(t *testing.T) {
 	}
 }
 
+// refChanges are the refs job id's evidence says moved while it ran.
+func refChanges(t *testing.T, ctx context.Context, c *client.Client, id string) map[string]bool {
+	t.Helper()
+	res := call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Evidence: true})
+	moved := map[string]bool{}
+	if res.Evidence != nil {
+		for _, rc := range res.Evidence.Observed.RefChanges {
+			moved[rc.Ref] = true
+		}
+	}
+	return moved
+}
+
 // TestHostileBuiltin: the built-in worker's shell tool runs the hostile
 // script under isolated and untrusted. Every attempt fails, while the model
 // calls, made by the shim outside the sandbox, still go through (the job
 // ends with the model's answer).
 func TestHostileBuiltin(t *testing.T) {
+	for _, mech := range []string{sandbox.MechBwrap, sandbox.MechLandlock} {
+		t.Run(mech, func(t *testing.T) { testHostileBuiltin(t, mech) })
+	}
+}
+
+func testHostileBuiltin(t *testing.T, mech string) {
+	t.Setenv(sandbox.EnvMechanism, mech)
 	h := newHostileWorld(t)
 	ctx := deadline(t, 120*time.Second)
 	u := scripted.Usage{Input: 100, Output: 10}
@@ -223,7 +264,11 @@ func TestHostileBuiltin(t *testing.T) {
 			if st.State != protocol.StateSucceeded {
 				t.Fatalf("the job ended %s (%s); the model should still be reachable", st.State, st.Error)
 			}
-			expectReached(t, level, h.reached(t, tg, r.ID), sandboxWant(level))
+			want := sandboxWant(level)
+			if mech == sandbox.MechLandlock {
+				want["other-branch"] = true // reported by the git guard, as for exec
+			}
+			expectReached(t, level, h.reached(t, tg, r.ID), want)
 		})
 	}
 }
@@ -237,6 +282,13 @@ func exists(path string) bool {
 // own shell tool, inside the sandbox, its model on loopback still reachable.
 // Every attempt fails but the network, which isolated keeps for the model.
 func TestHostileCLI(t *testing.T) {
+	for _, mech := range []string{sandbox.MechBwrap, sandbox.MechLandlock} {
+		t.Run(mech, func(t *testing.T) { testHostileCLI(t, mech) })
+	}
+}
+
+func testHostileCLI(t *testing.T, mech string) {
+	t.Setenv(sandbox.EnvMechanism, mech)
 	for _, cli := range []string{"claude", "codex", "opencode"} {
 		t.Run(cli, func(t *testing.T) {
 			h := newHostileWorld(t)
@@ -269,13 +321,26 @@ func TestHostileCLI(t *testing.T) {
 			}
 			h.plant(t, b.env.UserDir)
 			tg := h.target(t)
+			if mech == sandbox.MechLandlock && cli == "opencode" {
+				// It cannot run under Landlock: refused, with the reason.
+				err := b.c.Call(ctx, protocol.MethodJobStart, protocol.StartParams{Repo: tg.repo, Engine: cli, Profile: "t",
+					Isolation: protocol.IsolationIsolated, Task: "hostile"}, nil)
+				if err == nil || !strings.Contains(err.Error(), "aborts without /proc") {
+					t.Errorf("isolated on OpenCode under Landlock: %v; want a refusal that says why", err)
+				}
+				return
+			}
 			r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: tg.repo, Engine: cli, Profile: "t",
 				Isolation: protocol.IsolationIsolated, Task: "hostile"})
 			st := b.waitEnd(ctx, r.ID)
 			if st.State != protocol.StateSucceeded {
 				t.Fatalf("job ended %s: %s\n%s", st.State, st.Error, readFile(t, b.paths.WorkerLog(r.ID)))
 			}
-			expectReached(t, protocol.IsolationIsolated, h.reached(t, tg, r.ID), sandboxWant(protocol.IsolationIsolated))
+			want := sandboxWant(protocol.IsolationIsolated)
+			if mech == sandbox.MechLandlock {
+				want["other-branch"] = true // reported by the git guard
+			}
+			expectReached(t, protocol.IsolationIsolated, h.reached(t, tg, r.ID), want)
 			// untrusted is refused for it, with the reason.
 			err := b.c.Call(ctx, protocol.MethodJobStart, protocol.StartParams{Repo: tg.repo, Engine: cli, Profile: "t",
 				Isolation: protocol.IsolationUntrusted, Task: "hostile"}, nil)

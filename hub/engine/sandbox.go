@@ -18,29 +18,46 @@ func Sandboxed(isolation string) bool {
 // AddSandboxLevels adds isolated and untrusted to c when the sandbox works
 // here, or says why not.
 func AddSandboxLevels(c *protocol.EngineCapabilities) {
-	if a := sandbox.Probe(); a.OK {
-		c.Isolation = append(c.Isolation, protocol.IsolationIsolated, protocol.IsolationUntrusted)
-		return
-	}
 	if c.IsolationWhyNot == nil {
 		c.IsolationWhyNot = map[string]string{}
 	}
-	c.IsolationWhyNot[protocol.IsolationIsolated] = sandbox.Probe().Reason
-	c.IsolationWhyNot[protocol.IsolationUntrusted] = sandbox.Probe().Reason
+	a := sandbox.Probe()
+	switch {
+	case !a.OK:
+		c.IsolationWhyNot[protocol.IsolationIsolated] = a.Reason
+		c.IsolationWhyNot[protocol.IsolationUntrusted] = a.Reason
+	case !a.Network:
+		c.Isolation = append(c.Isolation, protocol.IsolationIsolated)
+		c.IsolationWhyNot[protocol.IsolationUntrusted] = a.NoNetworkReason
+	default:
+		c.Isolation = append(c.Isolation, protocol.IsolationIsolated, protocol.IsolationUntrusted)
+	}
+}
+
+// SandboxedByBwrap reports whether a run at this isolation is fenced by
+// bubblewrap, which hides every ref but the job's own branch (Landlock
+// cannot: the git guard then watches the refs).
+func SandboxedByBwrap(isolation string) bool {
+	return Sandboxed(isolation) && sandbox.Probe().Mechanism == sandbox.MechBwrap
 }
 
 // AddIsolatedLevel adds isolated to c when the sandbox works here, for an
 // engine whose worker calls its model itself: untrusted would cut it off.
-func AddIsolatedLevel(c *protocol.EngineCapabilities, name string) {
+// noLandlock, when not empty, says why the engine cannot run under Landlock.
+func AddIsolatedLevel(c *protocol.EngineCapabilities, name, noLandlock string) {
 	if c.IsolationWhyNot == nil {
 		c.IsolationWhyNot = map[string]string{}
 	}
 	c.IsolationWhyNot[protocol.IsolationUntrusted] = name + " calls its model from inside the sandbox, so it cannot run without the network; use the builtin engine, whose model calls stay in hub"
-	if a := sandbox.Probe(); a.OK {
+	a := sandbox.Probe()
+	switch {
+	case !a.OK:
+		c.IsolationWhyNot[protocol.IsolationIsolated] = a.Reason
+	case a.Mechanism == sandbox.MechLandlock && noLandlock != "":
+		c.IsolationWhyNot[protocol.IsolationIsolated] = "this machine's sandbox is Landlock (bubblewrap cannot make namespaces here), and " + noLandlock
+	default:
 		c.Isolation = append(c.Isolation, protocol.IsolationIsolated)
-		return
 	}
-	c.IsolationWhyNot[protocol.IsolationIsolated] = sandbox.Probe().Reason
 }
 
 // InstallRoot is the folder an installed program needs readable to run:
@@ -68,7 +85,7 @@ func SandboxCommand(spec Spec, argv []string, readOnly ...string) ([]string, err
 		return nil, err
 	}
 	sb := sandbox.Spec{Worktree: spec.Dir, Home: home, Network: spec.Params.Isolation == protocol.IsolationIsolated, ReadOnly: readOnly,
-		Writable: []string{spec.Scratch}}
+		Writable: []string{spec.Scratch}, Helper: spec.HubBinary}
 	if spec.Params.Kind != protocol.KindRead {
 		sb.Branch = "hub/" + spec.JobID
 	}

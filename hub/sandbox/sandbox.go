@@ -4,8 +4,9 @@
 // namespace (so /proc shows nothing of the parent), no other repositories,
 // no ~/.ssh, no hub config or keys — and, for untrusted, no network.
 //
-// It never downgrades: when bubblewrap is missing or user namespaces do not
-// work here, Probe says why and the level is refused.
+// Where bubblewrap cannot make namespaces it falls back to Landlock (see
+// landlock.go). It never downgrades further: when neither works here, Probe
+// says why and the level is refused.
 package sandbox
 
 import (
@@ -23,11 +24,23 @@ import (
 	"github.com/hub-agents/hub/hub/gitx"
 )
 
+// Mechanisms, and the variable that picks one (empty: bubblewrap, else Landlock).
+const (
+	MechBwrap    = "bwrap"
+	MechLandlock = "landlock"
+	EnvMechanism = "HUB_SANDBOX"
+)
+
 // Availability says whether the sandbox works on this machine, and why not.
 type Availability struct {
-	OK      bool
-	Version string // "bubblewrap 0.8.0"
-	Reason  string // why not, with what to do
+	OK        bool
+	Mechanism string // bwrap or landlock
+	Version   string // "bubblewrap 0.8.0", "Landlock ABI 7"
+	Reason    string // why not, with what to do
+	// Network says it can also cut the worker's network (untrusted);
+	// NoNetworkReason says why not.
+	Network         bool
+	NoNetworkReason string
 }
 
 var (
@@ -35,15 +48,37 @@ var (
 	probed    Availability
 )
 
-// Probe checks, once per process, that bubblewrap is installed and can make
-// the namespaces the sandbox needs (hosts that forbid unprivileged user
-// namespaces make it fail).
+// Probe finds, once per process, the mechanism that works here: bubblewrap
+// when it is installed and can make the namespaces the sandbox needs (hosts
+// that forbid unprivileged user namespaces make it fail), else Landlock.
+// HUB_SANDBOX=bwrap or landlock asks for one only.
 func Probe() Availability {
 	probeOnce.Do(func() { probed = probe() })
 	return probed
 }
 
 func probe() Availability {
+	switch m := os.Getenv(EnvMechanism); m {
+	case MechBwrap:
+		return probeBwrap()
+	case MechLandlock:
+		return probeLandlock()
+	case "":
+		b := probeBwrap()
+		if b.OK {
+			return b
+		}
+		l := probeLandlock()
+		if l.OK {
+			return l
+		}
+		return Availability{Reason: b.Reason + "; and " + l.Reason}
+	default:
+		return Availability{Reason: fmt.Sprintf("%s=%q: use %s or %s, or leave it unset", EnvMechanism, m, MechBwrap, MechLandlock)}
+	}
+}
+
+func probeBwrap() Availability {
 	bin, err := exec.LookPath("bwrap")
 	if err != nil {
 		return Availability{Reason: "bubblewrap is not installed: install it (apt-get install bubblewrap) for the isolated and untrusted levels"}
@@ -57,7 +92,7 @@ func probe() Availability {
 		return Availability{Reason: fmt.Sprintf("bubblewrap cannot make namespaces here (%s): enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or AppArmor's userns restriction off)",
 			strings.TrimSpace(firstLine(string(out), err.Error())))}
 	}
-	return Availability{OK: true, Version: strings.TrimSpace(string(ver))}
+	return Availability{OK: true, Mechanism: MechBwrap, Version: strings.TrimSpace(string(ver)), Network: true}
 }
 
 func firstLine(s, fallback string) string {
@@ -85,8 +120,11 @@ type Spec struct {
 	ReadOnly []string
 	// Writable are extra folders it may write (an engine's own state).
 	Writable []string
+	// Helper is hub's binary, which Landlock re-executes as `hub
+	// sandbox-exec` to restrict itself before it runs the command.
+	Helper string
 	// Branch is the job's branch (hub/<id>): the only ref the worker can
-	// move. Inside, refs/heads/hub holds just it, in a private folder;
+	// move (under bubblewrap; Landlock cannot hide the other refs). Inside, refs/heads/hub holds just it, in a private folder;
 	// SyncBranch carries its moves to the real ref after the run.
 	Branch string
 }
@@ -110,11 +148,18 @@ var ErrUnavailable = errors.New("sandbox unavailable")
 // Command returns argv for running argv inside the sandbox, with the git
 // paths the worktree's commits need made writable.
 func (s Spec) Command(argv []string) ([]string, error) {
-	if a := Probe(); !a.OK {
+	a := Probe()
+	if !a.OK {
 		return nil, fmt.Errorf("%w: %s", ErrUnavailable, a.Reason)
+	}
+	if !s.Network && !a.Network {
+		return nil, fmt.Errorf("%w: %s", ErrUnavailable, a.NoNetworkReason)
 	}
 	if s.Worktree == "" || s.Home == "" {
 		return nil, errors.New("sandbox: worktree and home are required")
+	}
+	if a.Mechanism == MechLandlock {
+		return s.landlockCommand(argv)
 	}
 	args := []string{"bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
 		"--hostname", "hub-sandbox"}

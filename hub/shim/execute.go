@@ -234,13 +234,13 @@ func (s *shim) run(ctx context.Context) ending {
 	}
 }
 
-// refGuard snapshots the repository's refs before an unsandboxed run; the
-// function it returns compares them after and records every ref besides
-// the job's branch that moved. Under isolated and untrusted the sandbox
-// already makes them read-only.
+// refGuard snapshots the repository's refs before a run; the function it
+// returns compares them after and records every ref besides the job's
+// branch that moved. Under bubblewrap the worker sees no other ref it could
+// move, so there is nothing to watch.
 func (s *shim) refGuard(ctx context.Context) func(context.Context) {
 	j := s.job
-	if j.Repo == "" || engine.Sandboxed(s.params.Isolation) {
+	if j.Repo == "" || engine.SandboxedByBwrap(s.params.Isolation) {
 		return func(context.Context) {}
 	}
 	before, err := gitx.Refs(ctx, j.Repo)

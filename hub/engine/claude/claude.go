@@ -46,7 +46,7 @@ func (*Engine) Name() string { return Name }
 
 func (*Engine) Capabilities() protocol.EngineCapabilities {
 	c := protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree}, ReadOnly: true, Pays: "api"}
-	engine.AddIsolatedLevel(&c, "Claude Code")
+	engine.AddIsolatedLevel(&c, "Claude Code", "")
 	return c
 }
 

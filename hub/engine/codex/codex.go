@@ -67,7 +67,7 @@ func (*Engine) Name() string { return Name }
 // sandbox asks for; a read job runs in its read-only sandbox.
 func (*Engine) Capabilities() protocol.EngineCapabilities {
 	c := protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree, protocol.IsolationSandbox}, ReadOnly: true, Pays: "api"}
-	engine.AddIsolatedLevel(&c, "Codex")
+	engine.AddIsolatedLevel(&c, "Codex", "")
 	return c
 }
 

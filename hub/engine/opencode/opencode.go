@@ -57,7 +57,7 @@ func (*Engine) Name() string { return Name }
 
 func (*Engine) Capabilities() protocol.EngineCapabilities {
 	c := protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree}, ReadOnly: true, Pays: "api"}
-	engine.AddIsolatedLevel(&c, "OpenCode")
+	engine.AddIsolatedLevel(&c, "OpenCode", "OpenCode (a Bun program) aborts without /proc, which Landlock keeps from it")
 	return c
 }
 

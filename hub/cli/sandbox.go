@@ -1,0 +1,29 @@
+package cli
+
+import (
+	"errors"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hub-agents/hub/hub/sandbox"
+)
+
+// newSandboxExecCmd is the Landlock helper: hub re-executes itself as
+// `hub sandbox-exec PLAN -- COMMAND...` to restrict the process, then run
+// the command in its place.
+func newSandboxExecCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:                "sandbox-exec PLAN -- COMMAND [ARG...]",
+		Short:              "Restrict this process with Landlock, then run a command (started by hub)",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) < 3 || args[1] != "--" {
+				return &usageError{errSandboxExecUsage}
+			}
+			return sandbox.Exec(args[0], args[2:])
+		},
+	}
+}
+
+var errSandboxExecUsage = errors.New("usage: hub sandbox-exec PLAN -- COMMAND [ARG...] (hub runs this itself)")
