@@ -139,7 +139,8 @@ func TestCanarySecrets(t *testing.T) {
 	repo := hubtest.Repo(t, filepath.Join(t.TempDir(), "repo"), map[string]string{".env": dotenv, "README.md": "# sample\n"})
 
 	// The worker: echoes its environment (and commits it), reads hub's key
-	// file and both files, commits what it read, reports it as progress,
+	// file and both files, commits what it read (the secrets in the commit
+	// message too), reports it as progress,
 	// asks with it, and ends with the private key as its last words.
 	exec := `set -e
 OUT="${HUB_TASK#read }"
@@ -148,6 +149,7 @@ env
 cat "$XDG_CONFIG_HOME/hub/env"
 cat "$OUT"
 cat "$OUT" .env > leaked.txt
+git add leaked.txt && git commit -q -m "leak: $(head -c 300 .env | tr '\n' ' ')"
 hub progress - < "$OUT"
 hub progress "the repo's .env: $(cat .env)"
 ans=$(hub ask --context "$(cat .env)" "Which of these? $(cat "$OUT")")

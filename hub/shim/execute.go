@@ -536,7 +536,16 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 	claimed := protocol.Claimed{Summary: s.red.String(end.outcome.Summary), Progress: append([]string(nil), s.claimed...)}
 	s.claimedMu.Unlock()
 	o := end.outcome
+	// Nothing is stored unredacted: the error may quote the worker, commit
+	// subjects and observed commands are the worker's own words.
+	end.err = s.red.String(end.err)
 	ev := buildEvidence(context.WithoutCancel(ctx), j, head, salvaged, end.err, end.state)
+	for i := range ev.Commits {
+		ev.Commits[i].Subject = s.red.String(ev.Commits[i].Subject)
+	}
+	for i := range s.observed {
+		s.observed[i].Command = s.red.String(s.observed[i].Command)
+	}
 	graded := s.grade(context.WithoutCancel(ctx), verify, ev.Files, o.Judgements)
 	ev.Rubric = rubricView(graded)
 	if s.hasDefinition() && end.state == protocol.StateSucceeded && (graded.Verdict == rubric.VerdictFailed || hubFailed(graded)) {
