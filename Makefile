@@ -30,6 +30,10 @@ vsix:
 	npm install --no-audit --no-fund
 	npm run package -w vscode-extension
 
+## faults: the fault suite at a bigger size (HUB_FAULTS_REPEAT runs of each case); rewrites docs/reliability.md.
+faults:
+	HUB_FAULTS_REPORT=$(CURDIR)/docs/reliability.md HUB_FAULTS_REPEAT=$${HUB_FAULTS_REPEAT:-3} $(GO) test ./hub/faults -count=1 -v -timeout 30m
+
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...

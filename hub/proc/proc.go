@@ -15,7 +15,8 @@ import (
 
 // stat returns the fields of /proc/<pid>/stat after the command name
 // (field 2, in parentheses, may hold spaces): f[0] is field 3 (the state),
-// f[2] field 5 (the process group), f[19] field 22 (the start time).
+// f[2] field 5 (the process group), f[3] field 6 (the session), f[19]
+// field 22 (the start time).
 func stat(pid string) ([]string, error) {
 	b, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
@@ -109,5 +110,67 @@ func StopGroup(pgid int, leaderStart uint64, grace time.Duration) {
 	}
 	if GroupAlive(pgid) {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
+// StopSession kills (SIGKILL) every process left in the session sid, whose
+// leader is dead: what a dead `hub shim` (a session leader) started and did
+// not stop — its git and the filters git runs, a verify command and what
+// it started. It signals only processes that started no earlier than
+// leaderStart, and nothing at all while pid sid is alive as another process
+// (the pid was reused) or the leader outlives grace; it waits up to grace
+// for them to go. It returns how many processes it signalled.
+func StopSession(sid int, leaderStart uint64, grace time.Duration) int {
+	if sid <= 1 {
+		return 0
+	}
+	if st, err := StartTime(sid); err == nil {
+		if st != leaderStart {
+			return 0 // the pid was reused: whatever the session was, it is not ours to touch
+		}
+		// The leader itself, still on its way out (a dying process lets go
+		// of its files, and so of its locks, before it is gone): wait for it.
+		for deadline := time.Now().Add(grace); Same(sid, leaderStart) && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if Same(sid, leaderStart) {
+			return 0 // alive after all: not ours to clean up after
+		}
+	}
+	members := func() []int {
+		ents, err := os.ReadDir("/proc")
+		if err != nil {
+			return nil
+		}
+		session := strconv.Itoa(sid)
+		var pids []int
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			f, err := stat(e.Name())
+			if err != nil || f[3] != session || f[0] == "Z" {
+				continue
+			}
+			if st, err := strconv.ParseUint(f[19], 10, 64); err != nil || st < leaderStart {
+				continue
+			}
+			pids = append(pids, pid)
+		}
+		return pids
+	}
+	// Again until none is left: one may have been forking as it was killed.
+	killed := map[int]bool{}
+	for deadline := time.Now().Add(grace); ; {
+		pids := members()
+		if len(pids) == 0 || time.Now().After(deadline) {
+			return len(killed)
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			killed[pid] = true
+		}
+		time.Sleep(20 * time.Millisecond) // not our children: nothing to wait on
 	}
 }

@@ -39,12 +39,13 @@ func (s *shim) execute(ctx context.Context) {
 		_ = s.fail(ctx, fmt.Sprintf("engine %q is not in this hub", j.Engine))
 		return
 	}
+	// A job that never ran still ends with its evidence, like any other.
 	if err := s.prepare(ctx); err != nil {
-		_ = s.fail(ctx, "preparing failed: "+err.Error())
+		s.finish(ctx, ending{state: protocol.StateFailed, err: "preparing failed: " + err.Error(), outcome: notRun}, j.BaseSHA, false, nil)
 		return
 	}
 	if err := s.setState(ctx, []protocol.State{protocol.StatePreparing}, protocol.StateRunning, ""); err != nil {
-		_ = s.fail(ctx, err.Error())
+		s.finish(ctx, ending{state: protocol.StateFailed, err: err.Error(), outcome: notRun}, j.BaseSHA, false, nil)
 		return
 	}
 	guard := s.refGuard(ctx)
@@ -385,7 +386,7 @@ func (s *shim) ended(end ending) ending {
 		case o.Err != nil:
 			end.state, end.err = protocol.StateFailed, "the worker could not run: "+o.Err.Error()
 		case o.Signal != "":
-			end.state, end.err = protocol.StateFailed, "the worker was killed by "+o.Signal
+			end.state, end.err = protocol.StateFailed, "the worker was killed by a signal ("+o.Signal+")"
 		case o.ExitCode != 0 && o.Failure != "":
 			end.state, end.err = protocol.StateFailed, "the worker stopped: "+s.red.String(o.Failure)
 		case o.ExitCode != 0:
@@ -434,7 +435,15 @@ func commitWorktree(ctx context.Context, j *store.Job, salvage bool) (head strin
 	defer cancel()
 	head, committed, err := gitx.CommitAll(cctx, j.Worktree, msg, hubIdentity)
 	if err != nil {
-		return "", false, err
+		// A git killed while it wrote the index (hub's own, or the worker's)
+		// leaves index.lock behind, and every commit after it fails. The
+		// worker is stopped by now: clear a lock nobody holds and try once more.
+		if cleared, _ := gitx.ClearStaleIndexLock(cctx, j.Worktree); !cleared {
+			return "", false, err
+		}
+		if head, committed, err = gitx.CommitAll(cctx, j.Worktree, msg, hubIdentity); err != nil {
+			return "", false, err
+		}
 	}
 	return head, committed && salvage, nil
 }
@@ -507,8 +516,11 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL) // grandchildren left behind
 	v.DurationMS = time.Since(started).Milliseconds()
+	var signal string
 	if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && st.Exited() {
 		v.ExitCode = st.ExitStatus()
+	} else if ok && st.Signaled() {
+		signal = st.Signal().String()
 	}
 	if v.TimedOut {
 		v.ExitCode = 124
@@ -522,6 +534,8 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 		end.state, end.err = protocol.StateCancelled, cancelled
 	case v.TimedOut:
 		end.state, end.err = protocol.StateFailed, fmt.Sprintf("verify timed out after %ds", s.params.VerifyTimeoutS)
+	case signal != "":
+		end.state, end.err = protocol.StateFailed, fmt.Sprintf("verify failed: `%s` was killed by a signal (%s)", job.FirstLine(v.Command, 80), signal)
 	case v.ExitCode != 0:
 		end.state, end.err = protocol.StateFailed, fmt.Sprintf("verify failed: `%s` exited %d", job.FirstLine(v.Command, 80), v.ExitCode)
 	}

@@ -25,6 +25,14 @@ func Settle(ctx context.Context, st *store.Store, reg *engine.Registry, j *store
 	if j.EnginePGID > 0 {
 		proc.StopGroup(j.EnginePGID, j.EngineStart, 2*time.Second)
 	}
+	// The shim leads a session of its own (the daemon starts it with
+	// setsid): whatever it had running when it died — git and the filters
+	// git runs, a verify command and its children — is still in that
+	// session. Stop it before committing, or a git the dead shim started
+	// races this commit for the index, and a verify runs on for nobody.
+	if j.ShimPID > 0 {
+		proc.StopSession(j.ShimPID, j.ShimStart, 2*time.Second)
+	}
 	head, salvaged := j.BaseSHA, false
 	var commitErr error
 	if j.Kind == protocol.KindWrite && j.Worktree != "" {

@@ -100,6 +100,14 @@ func Open(path string) (*Store, error) {
 	}
 }
 
+// busyFor bounds how long a write keeps asking for the write lock another
+// process holds, beyond SQLite's own busy timeout; busyRetry is the pause
+// between asks.
+const (
+	busyFor   = 2 * time.Minute
+	busyRetry = 50 * time.Millisecond
+)
+
 // openRetryFor bounds Open's retries on a database that is busy being created.
 const openRetryFor = 10 * time.Second
 
@@ -137,6 +145,18 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	defer func() { <-s.writeTurn }()
 	tx, err := s.db.BeginTx(ctx, nil)
+	// Another process holding the write lock past SQLite's busy timeout
+	// (a long transaction, a stuck tool): keep asking, within busyFor and
+	// while the caller waits, rather than drop a job's event or ending.
+	// Only BEGIN is retried: nothing of fn has run yet.
+	for deadline := time.Now().Add(busyFor); err != nil && isBusy(err) && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("store: begin: %w", err)
+		case <-time.After(busyRetry):
+		}
+		tx, err = s.db.BeginTx(ctx, nil)
+	}
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}

@@ -85,6 +85,11 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 	}
 	cmd.Stderr = cmd.Stdout
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// Wait returns once the worker itself exits, even while a child it
+	// left (a `hub ask`, a test run) still holds its output open: the shim
+	// then stops the rest of the group. Without this a worker killed while
+	// a child of it runs on went unnoticed until that child ended.
+	cmd.WaitDelay = outputDelay
 	r.tail = tail
 	r.started = time.Now()
 	if err := cmd.Start(); err != nil {
@@ -98,6 +103,10 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 	}()
 	return r, nil
 }
+
+// outputDelay is how long output of a worker's children is still read
+// after the worker itself exited.
+const outputDelay = 2 * time.Second
 
 type run struct {
 	cmd     *exec.Cmd

@@ -1,0 +1,115 @@
+package faults
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+// garbage is what a corrupted file gets: invalid UTF-8, NULs, a broken
+// JSON line and a line far past any buffer.
+var garbage = append(append([]byte("\x00\xff\xfe{\"cursor\":\"not a number\",\"kind\":\n{{{\xc3\x28 \x00\n"),
+	make([]byte, 70<<10)...), []byte("\ntruncated {\"cursor\": 12, \"job_id\": \"")...)
+
+// TestCorruptFiles: a job's journal (HUB_HOME/jobs/<id>/journal.jsonl) and
+// worker log corrupted and truncated — one job's after it ended, another's
+// while its worker still runs and its shim still appends. hub keeps
+// serving, through a daemon restart too, and both jobs' records stay
+// readable; the running one finishes whole.
+func TestCorruptFiles(t *testing.T) {
+	for i := 0; i < repeat(t); i++ {
+		corruptCase(t)
+	}
+}
+
+// corrupt overwrites the middle of path with garbage and cuts it off mid-line.
+func corrupt(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt(garbage, fi.Size()/2); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(fi.Size()/2 + int64(len(garbage)) - 7); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func corruptCase(t *testing.T) {
+	began := time.Now()
+	w := newWorld(t)
+	ctx := deadline(t, 90*time.Second)
+	w.makeRepo(filepath.Join(w.dir, "repo"))
+	w.startDaemon(ctx)
+
+	doneID := w.start(ctx, protocol.StartParams{Task: "ended, then corrupted",
+		Exec: `for i in 1 2 3; do hub progress "step $i"; echo "line $i"; done; echo done > done.txt`, Verify: "test -f done.txt"})
+	w.waitEnd(ctx, doneID)
+	runID := w.start(ctx, protocol.StartParams{Task: "corrupted while running",
+		Exec: `echo "before" > before.txt; echo out; hub progress parked; ` + w.gateCmd("run") +
+			`; hub progress "after the corruption"; echo more output; echo "after" > after.txt`,
+		Verify: "test -f after.txt"})
+	w.until(ctx, runID, func(st protocol.JobStatus) bool { return st.Progress == "parked" })
+
+	// The ended job: journal corrupted, worker log truncated to nothing
+	// but a broken line. The running one: journal truncated to empty,
+	// worker log corrupted, while its shim has both open for appending.
+	corrupt(t, w.paths.Journal(doneID))
+	if err := os.WriteFile(w.paths.WorkerLog(doneID), []byte("\xff\xfe half a li"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(w.paths.Journal(runID), 0); err != nil {
+		t.Fatal(err)
+	}
+	corrupt(t, w.paths.WorkerLog(runID))
+
+	readAll := func() {
+		t.Helper()
+		for _, id := range []string{doneID, runID} {
+			w.status(ctx, id)
+			call[protocol.ResultResult](t, ctx, w.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Full: true, Evidence: true})
+			call[protocol.EventsResult](t, ctx, w.c, protocol.MethodJobEvents, protocol.EventsParams{ID: id})
+		}
+		call[protocol.ListResult](t, ctx, w.c, protocol.MethodJobList, protocol.ListParams{})
+		call[protocol.DUResult](t, ctx, w.c, protocol.MethodDU, protocol.DUParams{})
+		// The CLI a person would use, too.
+		for _, args := range [][]string{{"result", "--full", doneID}, {"status", runID}} {
+			cmd := exec.CommandContext(ctx, w.bin, args...)
+			cmd.Env = w.vars
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Errorf("hub %v: %v\n%s", args, err, out)
+			}
+		}
+	}
+	readAll()
+	// A daemon starting over corrupted files.
+	w.killDaemon(ctx, syscall.SIGKILL)
+	w.startDaemon(ctx)
+	readAll()
+
+	w.openGate("run")
+	ends := w.waitEnd(ctx, doneID, runID)
+	for _, e := range ends {
+		if e.State != protocol.StateSucceeded {
+			t.Errorf("job %s ended %s: %s", e.ID, e.State, e.Error)
+		}
+	}
+	readAll()
+	f := w.checkAll(ctx,
+		work{id: doneID, files: map[string]string{"done.txt": "done\n"}},
+		work{id: runID, files: map[string]string{"before.txt": "before\n", "after.txt": "after\n"}})
+	report(t, outcome{Test: "TestCorruptFiles", Fault: "journal.jsonl corrupted (garbage, invalid UTF-8, a 70 KiB line, cut mid-line) and worker.log truncated, of an ended job and of a running one; daemon restarted over them",
+		Ends: []string{w.ending(ends[0]), w.ending(ends[1])}, Figures: f, Took: time.Since(began)})
+}
