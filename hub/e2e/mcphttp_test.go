@@ -68,11 +68,13 @@ func TestMCPHTTP(t *testing.T) {
 		name   string
 		auth   string
 		origin string
+		host   string
 		want   int
 	}{
-		{"no token", "", "", http.StatusUnauthorized},
-		{"wrong token", "Bearer nope", "", http.StatusUnauthorized},
-		{"foreign origin", "Bearer " + token, "https://evil.example", http.StatusForbidden},
+		{"no token", "", "", "", http.StatusUnauthorized},
+		{"wrong token", "Bearer nope", "", "", http.StatusUnauthorized},
+		{"foreign origin", "Bearer " + token, "https://evil.example", "", http.StatusForbidden},
+		{"foreign host (DNS rebinding)", "Bearer " + token, "", "evil.example", http.StatusForbidden},
 	} {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 		req.Header.Set("Content-Type", "application/json")
@@ -82,6 +84,9 @@ func TestMCPHTTP(t *testing.T) {
 		}
 		if tc.origin != "" {
 			req.Header.Set("Origin", tc.origin)
+		}
+		if tc.host != "" {
+			req.Host = tc.host
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
