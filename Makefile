@@ -4,7 +4,7 @@ BIN     := bin/hub
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/hub-agents/hub/hub/cli.Version=$(VERSION)
 
-.PHONY: build test demo bench lint faults clean protocol vsix
+.PHONY: build test demo bench lint faults fuzz clean protocol vsix
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/hub
@@ -33,6 +33,17 @@ vsix:
 ## faults: the fault suite at a bigger size (HUB_FAULTS_REPEAT runs of each case); rewrites docs/reliability.md.
 faults:
 	HUB_FAULTS_REPORT=$(CURDIR)/docs/reliability.md HUB_FAULTS_REPEAT=$${HUB_FAULTS_REPEAT:-3} $(GO) test ./hub/faults -count=1 -v -timeout 30m
+
+## fuzz: every fuzz target in turn, each for FUZZTIME (default 5m); see docs/fuzzing.md.
+FUZZTIME ?= 5m
+FUZZ_TARGETS := ./hub/rpc:FuzzReadFrame ./hub/engine/claude:FuzzParse ./hub/engine/codex:FuzzParse \
+	./hub/engine/codex:FuzzShellScript ./hub/engine/opencode:FuzzParse ./hub/engine/agentcli:FuzzReadLine \
+	./hub/redact:FuzzString ./agent/tool:FuzzResolve
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "fuzz: $${t#*:} in $${t%%:*} for $(FUZZTIME)"; \
+		$(GO) test $${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -parallel 1; \
+	done
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -148,6 +149,11 @@ func followLinks(base string, rest []string) (string, error) {
 		next := filepath.Join(cur, e)
 		fi, err := os.Lstat(next)
 		if errors.Is(err, fs.ErrNotExist) {
+			if slices.Contains(rest, "..") {
+				// Joined lexically, ".." would climb back out of what does not
+				// exist, past any symlink; the kernel refuses it too.
+				return "", fmt.Errorf("%s does not exist, so a later \"..\" cannot be followed", e)
+			}
 			return filepath.Join(append([]string{next}, rest...)...), nil
 		}
 		if err != nil {

@@ -61,6 +61,21 @@ type Events interface {
 // does not know (kept in the worker log); it must not fail on bad input.
 type Parser func(line []byte, ev Events) (known bool)
 
+// maxCount and maxDollars bound the figures a parser takes from a stream:
+// beyond them a figure is garbage, and sums or micro-dollars would overflow.
+const (
+	maxCount   = 1 << 40
+	maxDollars = 1e9
+)
+
+// Count is a token count read from a stream, for a parser to report: a
+// negative one is 0, and none is over 2^40.
+func Count(n int) int { return min(max(n, 0), maxCount) }
+
+// Dollars reports whether usd, a cost read from a stream, is an amount a
+// parser may report: not NaN, not negative, under a billion dollars.
+func Dollars(usd float64) bool { return usd >= 0 && usd < maxDollars }
+
 // Invocation is how to run one CLI for one job.
 type Invocation struct {
 	Path string

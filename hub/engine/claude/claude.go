@@ -181,7 +181,8 @@ type usage struct {
 }
 
 func (u usage) model() model.Usage {
-	return model.Usage{Input: u.Input + u.CacheRead + u.CacheCreation, Output: u.Output, CachedInput: u.CacheRead}
+	in, read := agentcli.Count(u.Input), agentcli.Count(u.CacheRead)
+	return model.Usage{Input: in + read + agentcli.Count(u.CacheCreation), Output: agentcli.Count(u.Output), CachedInput: read}
 }
 
 type message struct {
@@ -274,7 +275,7 @@ func (p *parser) parse(line []byte, ev agentcli.Events) bool {
 			}
 			p.counted, p.calls = model.Usage{}, 0
 		}
-		if e.TotalCostUSD != nil {
+		if e.TotalCostUSD != nil && agentcli.Dollars(*e.TotalCostUSD) {
 			ev.Cost(*e.TotalCostUSD)
 		}
 		for _, d := range e.Denials {

@@ -72,7 +72,7 @@ func quotaSignals(raw json.RawMessage, now time.Time) (sigs []protocol.QuotaSign
 			s.UsedPct = min(max(u*100, 0), 100)
 			s.Exhausted = s.Exhausted || u >= 1
 		}
-		if t, ok := number(resets); ok && t > 0 {
+		if t, ok := number(resets); ok && t > 0 && t < maxResetsAt {
 			s.ResetsAt = time.Unix(int64(t), 0).UTC()
 		}
 		if s.Exhausted {
@@ -113,6 +113,10 @@ func quotaSignals(raw json.RawMessage, now time.Time) (sigs []protocol.QuotaSign
 	}
 	return sigs, true
 }
+
+// maxResetsAt is 10000-01-01 in Unix seconds: a reset time from then on is
+// not in seconds (or not a time at all), and JSON could not carry it.
+const maxResetsAt = 253402300800
 
 // number reads a JSON number, or a string holding one.
 func number(raw json.RawMessage) (float64, bool) {

@@ -16,6 +16,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/engine/agentcli"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/sandbox"
 )
 
 const testKey = "sk-codex-unit-0123456789"
@@ -80,9 +81,29 @@ func TestCheck(t *testing.T) {
 
 func TestCapabilities(t *testing.T) {
 	c := New(Options{}).Capabilities()
-	want := protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree, protocol.IsolationSandbox}, ReadOnly: true, Pays: "api"}
+	// Its own sandbox, and hub's at isolated where hub's works here; never
+	// untrusted: it calls its model from inside.
+	want := protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree, protocol.IsolationSandbox}, ReadOnly: true, Pays: "api",
+		IsolationWhyNot: map[string]string{}}
+	if a := sandbox.Probe(); a.OK {
+		want.Isolation = append(want.Isolation, protocol.IsolationIsolated)
+	} else {
+		want.IsolationWhyNot[protocol.IsolationIsolated] = a.Reason
+	}
+	want.IsolationWhyNot[protocol.IsolationUntrusted] = c.IsolationWhyNot[protocol.IsolationUntrusted]
 	if diff := cmp.Diff(want, c); diff != "" {
 		t.Errorf("capabilities (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(c.IsolationWhyNot[protocol.IsolationUntrusted], "calls its model from inside") {
+		t.Errorf("untrusted should be refused with the reason: %q", c.IsolationWhyNot[protocol.IsolationUntrusted])
+	}
+}
+
+// TestConfigFenced: inside hub's sandbox Codex's own is off (it cannot nest).
+func TestConfigFenced(t *testing.T) {
+	got := config{Profile: "o", Model: "m", BaseURL: "http://h/v1", Home: "/s/home", Fenced: true}.toml()
+	if !strings.Contains(got, `sandbox_mode = "danger-full-access"`) {
+		t.Errorf("fenced config:\n%s", got)
 	}
 }
 

@@ -263,9 +263,9 @@ func (r reading) signal(now time.Time) protocol.QuotaSignal {
 		s.Name = limitPrefix(r.limit) + windowName(int64(*m))
 	}
 	switch {
-	case r.w.ResetsAt != nil && *r.w.ResetsAt > 0:
+	case r.w.ResetsAt != nil && *r.w.ResetsAt > 0 && *r.w.ResetsAt < maxResetsAt:
 		s.ResetsAt = time.Unix(int64(*r.w.ResetsAt), 0).UTC()
-	case r.w.ResetsIn != nil && *r.w.ResetsIn >= 0:
+	case r.w.ResetsIn != nil && *r.w.ResetsIn >= 0 && *r.w.ResetsIn < maxResetsIn:
 		s.ResetsAt = r.at.Add(time.Duration(*r.w.ResetsIn) * time.Second).UTC().Truncate(time.Second)
 	}
 	if now.Sub(at) < freshFor {
@@ -309,3 +309,11 @@ func (r run) Wait() engine.Outcome {
 	o.Quota = append(o.Quota, sigs...)
 	return o
 }
+
+// A reset time from 10000-01-01 on (Unix seconds) is not in seconds, or not
+// a time at all, and JSON could not carry it; a reset over a century away
+// likewise. Such a window is kept without its reset.
+const (
+	maxResetsAt = 253402300800
+	maxResetsIn = 100 * 365 * 24 * 3600
+)

@@ -97,7 +97,8 @@ func (p *parser) parse(line []byte, ev agentcli.Events) bool {
 	case "turn.completed":
 		if e.Usage != nil {
 			// input_tokens counts the cached ones too; output_tokens the reasoning.
-			ev.Usage(model.Usage{Input: e.Usage.Input, CachedInput: e.Usage.Cached, Output: e.Usage.Output})
+			in := agentcli.Count(e.Usage.Input)
+			ev.Usage(model.Usage{Input: in, CachedInput: min(agentcli.Count(e.Usage.Cached), in), Output: agentcli.Count(e.Usage.Output)})
 		}
 		if p.last != "" {
 			ev.Final(p.last)

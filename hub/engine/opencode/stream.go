@@ -68,7 +68,9 @@ type tokens struct {
 }
 
 func (t tokens) model() model.Usage {
-	return model.Usage{Input: t.Input + t.Cache.Read + t.Cache.Write, Output: t.Output + t.Reasoning, CachedInput: t.Cache.Read}
+	read := agentcli.Count(t.Cache.Read)
+	return model.Usage{Input: agentcli.Count(t.Input) + read + agentcli.Count(t.Cache.Write),
+		Output: agentcli.Count(t.Output) + agentcli.Count(t.Reasoning), CachedInput: read}
 }
 
 func (p *parser) parse(line []byte, ev agentcli.Events) bool {
@@ -123,7 +125,7 @@ func (p *parser) parse(line []byte, ev agentcli.Events) bool {
 		// OpenCode prices a step with the model's price in its config;
 		// hub writes none, so it reports 0: only a cost it did compute
 		// replaces hub's pricing.
-		if e.Part.Cost != nil && *e.Part.Cost > 0 {
+		if e.Part.Cost != nil && *e.Part.Cost > 0 && agentcli.Dollars(p.cost+*e.Part.Cost) {
 			p.cost += *e.Part.Cost
 			ev.Cost(p.cost)
 		}
