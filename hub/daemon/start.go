@@ -36,6 +36,8 @@ func (s *Server) start(ctx context.Context, p protocol.StartParams) (*protocol.S
 		ID: job.NewID(), Kind: req.Params.Kind, Engine: req.Params.Engine, Model: req.Params.Model,
 		Isolation: req.Params.Isolation, Cwd: req.Params.Cwd, BaseRef: req.Params.Base, BaseSHA: req.BaseSHA,
 		Task: req.Params.Task, Spec: spec, MaxMicros: req.MaxMicros, Notes: req.Notes, Route: route,
+		// A free engine's cost is known from the start: nothing.
+		CostKnown: req.Engine != nil && req.Engine.Capabilities().Pays == "free",
 	}
 	if req.Repo != nil {
 		j.Repo = req.Repo.Top

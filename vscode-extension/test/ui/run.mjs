@@ -203,7 +203,7 @@ if (harnessOnly) {
 		if (!/^[\w-]+$/.test(id)) throw new StepError(`hub start printed "${id}", not a job id`);
 		process.stderr.write(`ui: job ${id}\n`);
 		// <engine> · <elapsed> · $<cost or ?> · <progress>
-		await waitJobIn('Running', 15_000, { count: '1', desc: /^exec · (\d+s|\d+m \d\ds) · \$(\d+\.\d\d|\?) · writing greeting$/ });
+		await waitJobIn('Running', 15_000, { count: '1', desc: /^exec · (\d+s|\d+m \d\ds) · \$0\.00 · writing greeting$/ });
 		await waitStatus('hub: 1 running · 0 needs input · $0.00', 10_000);
 		await h.screenshot('01-running.png');
 	});
