@@ -64,7 +64,7 @@ export function activate(context: vscode.ExtensionContext): void {
     session.onDidFail((e) => {
       updateView();
       if (e.code === ClientErrorCodes.DaemonAbsent) {
-        void vscode.window.showWarningMessage(e.display());
+        showUntilConnected(e.display());
       } else {
         void vscode.window.showErrorMessage(`Hub: ${e.display()}`);
       }
@@ -78,6 +78,29 @@ export function activate(context: vscode.ExtensionContext): void {
   );
   updateView();
   void session.start();
+
+  // showUntilConnected shows text as a notification that goes away by
+  // itself once the session connects (a plain message would outlive the
+  // problem it reports).
+  let waiting = false;
+  function showUntilConnected(text: string): void {
+    if (waiting) {
+      return;
+    }
+    waiting = true;
+    void vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: text }, () =>
+      new Promise<void>((resolve) => {
+        const sub = session.onDidChangeState((st) => {
+          if (st === "connected") {
+            sub.dispose();
+            waiting = false;
+            resolve();
+          }
+        });
+        context.subscriptions.push(sub);
+      }),
+    );
+  }
 }
 
 export function deactivate(): void {

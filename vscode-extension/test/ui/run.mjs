@@ -304,6 +304,11 @@ if (harnessOnly) {
 		await waitStatus('hub: disconnected', 15_000);
 		const kept = await treeRows();
 		if (groupOf(kept, TASK) !== 'Succeeded') throw new StepError(`while disconnected the tree lost the job:\n${describeRows(kept)}`);
+		// It says how to get hub back, and that message goes away by itself on reconnect.
+		const down = toast('hub is not running');
+		await down.waitFor({ timeout: 15_000 }).catch(() => {
+			throw new StepError('no notification saying hub is not running');
+		});
 		await h.screenshot('06-disconnected.png');
 		await h.startDaemon();
 		const second = 'Second job';
@@ -320,6 +325,9 @@ if (harnessOnly) {
 			throw new StepError(`${e.message}; the tree shows:\n${describeRows(rows)}`);
 		});
 		await waitStatus('hub: 0 running · 0 needs input · $0.00', 10_000);
+		await down.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {
+			throw new StepError('the "hub is not running" notification outlived the reconnect');
+		});
 		await h.screenshot('07-reconnected.png');
 	});
 }
