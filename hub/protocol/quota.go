@@ -17,18 +17,18 @@ const (
 // a provider's rate-limit window (Claude's five-hour and seven-day limits,
 // Codex's primary and secondary windows) or hub's own monthly cap.
 type QuotaSignal struct {
-	Engine string `json:"engine"`
+	Engine string `json:"engine"` // the engine it is about
 	// Name of the window or limit: five_hour, seven_day, primary, secondary, monthly_cap, …
 	Name string `json:"name"`
 	// UsedPct is how much of the window is used, 0–100.
 	UsedPct float64 `json:"used_pct"`
 	// Exhausted: the provider refused work, or UsedPct reached 100.
 	Exhausted bool      `json:"exhausted,omitempty"`
-	ResetsAt  time.Time `json:"resets_at,omitzero"`
+	ResetsAt  time.Time `json:"resets_at,omitzero"` // when the window resets, if known
 	// Source says where it was read ("claude rate_limit_event", "codex session rollout", "hub ledger").
 	Source     string    `json:"source"`
-	ReadAt     time.Time `json:"read_at"`
-	Confidence string    `json:"confidence,omitempty"`
+	ReadAt     time.Time `json:"read_at"`              // when hub read it
+	Confidence string    `json:"confidence,omitempty"` // high, medium or low
 }
 
 // Router is the signal as the router reads it.

@@ -80,7 +80,7 @@ type InitializeResult struct {
 // StartParams describes one job. Only Task is required (plus Repo for a
 // write job). Zero values mean the defaults written beside each field.
 type StartParams struct {
-	Task string `json:"task"`
+	Task string `json:"task"` // what the worker should do, as you would tell a colleague (required)
 	// Repo is the git repository the job works on (absolute or relative to the caller).
 	Repo string `json:"repo,omitempty"`
 	// Cwd is where a read job runs when it has no repo.
@@ -95,12 +95,12 @@ type StartParams struct {
 	Engine string `json:"engine,omitempty"`
 	// Exec is the shell command the exec engine runs as the worker.
 	Exec    string `json:"exec,omitempty"`
-	Profile string `json:"profile,omitempty"`
-	Model   string `json:"model,omitempty"`
-	Effort  string `json:"effort,omitempty"`
+	Profile string `json:"profile,omitempty"` // the built-in worker's model profile (default: the default profile)
+	Model   string `json:"model,omitempty"`   // the model, for engines that take one
+	Effort  string `json:"effort,omitempty"`  // low, medium or high, for engines that take it
 	// MaxUSD is the budget reserved before work (default from config; 0 means no spend).
 	MaxUSD   *float64 `json:"max_usd,omitempty"`
-	MaxTurns int      `json:"max_turns,omitempty"`
+	MaxTurns int      `json:"max_turns,omitempty"` // a turn limit for agent engines (0: the engine's own)
 	// TimeoutS is the hard run timeout in seconds (default 1800).
 	TimeoutS int `json:"timeout_s,omitempty"`
 	// Isolation is worktree (default), sandbox, isolated or untrusted.
@@ -109,7 +109,7 @@ type StartParams struct {
 	Verify string `json:"verify,omitempty"`
 	// VerifyTimeoutS bounds verify (default 600).
 	VerifyTimeoutS   int    `json:"verify_timeout_s,omitempty"`
-	DefinitionOfDone string `json:"definition_of_done,omitempty"`
+	DefinitionOfDone string `json:"definition_of_done,omitempty"` // what done means; the rubric grades the result against it
 	// AskTimeoutS is how long a question waits for a reply before the worker goes on (default 600).
 	AskTimeoutS int `json:"ask_timeout_s,omitempty"`
 	// StallTimeoutS is how long a worker may be silent, with no live command, before it is stopped (default 600).
@@ -214,10 +214,10 @@ type ListResult struct {
 // question came after Since, so a caller that saw a question can wait again
 // for the others.
 type WaitParams struct {
-	IDs      []string `json:"ids"`
+	IDs      []string `json:"ids"`                 // the jobs to wait for
 	TimeoutS float64  `json:"timeout_s,omitempty"` // default 300, at most 3600
-	Any      bool     `json:"any,omitempty"`
-	Since    int64    `json:"since,omitempty"`
+	Any      bool     `json:"any,omitempty"`       // return when the first one is ready, not all
+	Since    int64    `json:"since,omitempty"`     // a cursor from an earlier wait: only questions newer than it count
 }
 
 // WaitResult is returned as soon as the condition holds, or at the timeout.
@@ -283,64 +283,64 @@ type EventsResult struct {
 // ResultParams asks for a job's result: the summary by default, the full
 // text with Full, the evidence JSON with Evidence.
 type ResultParams struct {
-	ID       string `json:"id"`
-	Full     bool   `json:"full,omitempty"`
-	Evidence bool   `json:"evidence,omitempty"`
+	ID       string `json:"id"`                 // the job id
+	Full     bool   `json:"full,omitempty"`     // add the full text: the worker's own words, verify output, log tail
+	Evidence bool   `json:"evidence,omitempty"` // add the evidence: what hub observed
 }
 
 // ResultResult carries what was asked for.
 type ResultResult struct {
-	ID       string    `json:"id"`
-	State    State     `json:"state"`
-	Summary  string    `json:"summary"`
-	Full     string    `json:"full,omitempty"`
-	Evidence *Evidence `json:"evidence,omitempty"`
+	ID       string    `json:"id"`                 // the job id
+	State    State     `json:"state"`              // its state
+	Summary  string    `json:"summary"`            // about ten lines: outcome, files, commits, verify, rubric, what is left to do
+	Full     string    `json:"full,omitempty"`     // with full: the summary and everything behind it
+	Evidence *Evidence `json:"evidence,omitempty"` // with evidence: what hub observed, apart from what the worker claimed
 }
 
 // Evidence is what hub observed of a job, kept apart from what the worker claimed.
 type Evidence struct {
-	ID        string       `json:"id"`
-	Status    State        `json:"status"`
-	Kind      string       `json:"kind"`
-	Engine    string       `json:"engine"`
-	Model     string       `json:"model,omitempty"`
-	Repo      string       `json:"repo,omitempty"`
-	Base      string       `json:"base,omitempty"`
-	Head      string       `json:"head,omitempty"`
-	Branch    string       `json:"branch,omitempty"`
-	Isolation string       `json:"isolation"`
-	Files     []FileChange `json:"files"`
-	Commits   []Commit     `json:"commits"`
-	Verify    *Verify      `json:"verify,omitempty"`
-	Observed  Observed     `json:"observed"`
-	Claimed   Claimed      `json:"claimed"`
-	Cost      Cost         `json:"cost"`
-	Timings   Timings      `json:"timings"`
-	Rubric    *Rubric      `json:"rubric,omitempty"`
-	Salvaged  bool         `json:"salvaged"`
-	Error     string       `json:"error,omitempty"`
-	Notes     []string     `json:"notes,omitempty"`
+	ID        string       `json:"id"`               // the job id
+	Status    State        `json:"status"`           // its state when the evidence was taken
+	Kind      string       `json:"kind"`             // write or read
+	Engine    string       `json:"engine"`           // the engine that ran it
+	Model     string       `json:"model,omitempty"`  // the model that answered, when known
+	Repo      string       `json:"repo,omitempty"`   // the repository's top
+	Base      string       `json:"base,omitempty"`   // the commit it started from
+	Head      string       `json:"head,omitempty"`   // the commit it ended on
+	Branch    string       `json:"branch,omitempty"` // its branch
+	Isolation string       `json:"isolation"`        // the isolation level it ran at
+	Files     []FileChange `json:"files"`            // the files of base..head
+	Commits   []Commit     `json:"commits"`          // the commits of base..head, oldest first
+	Verify    *Verify      `json:"verify,omitempty"` // the check's outcome on the head commit, when one ran
+	Observed  Observed     `json:"observed"`         // what hub saw itself
+	Claimed   Claimed      `json:"claimed"`          // what the worker said, unverified
+	Cost      Cost         `json:"cost"`             // what it cost
+	Timings   Timings      `json:"timings"`          // time spent in each phase
+	Rubric    *Rubric      `json:"rubric,omitempty"` // the grade against the definition of done
+	Salvaged  bool         `json:"salvaged"`         // hub committed what the worker left after an unclean end
+	Error     string       `json:"error,omitempty"`  // why it did not succeed
+	Notes     []string     `json:"notes,omitempty"`  // what the caller should know (isolation, routing, uncommitted changes left behind)
 }
 
 // Rubric is the grade of a result against its definition of done: what
 // the hub checked itself (by "hub") outranks what a model judged (by "model").
 type Rubric struct {
-	Verdict  string            `json:"verdict"` // satisfied | needs_revision | failed
-	Line     string            `json:"line"`
-	Criteria []RubricCriterion `json:"criteria"`
+	Verdict  string            `json:"verdict"`  // satisfied | needs_revision | failed
+	Line     string            `json:"line"`     // the verdict in one line
+	Criteria []RubricCriterion `json:"criteria"` // each criterion with its verdict and evidence
 	// GraderError says why judgement criteria stayed unknown.
 	GraderError string `json:"grader_error,omitempty"`
 }
 
 // RubricCriterion is one criterion with its verdict and the evidence for it.
 type RubricCriterion struct {
-	ID       string   `json:"id"`
-	Text     string   `json:"text"`
-	Kind     string   `json:"kind"`   // verify | changed | unchanged | only | judgement
-	Status   string   `json:"status"` // pass | fail | unknown
-	Evidence string   `json:"evidence,omitempty"`
-	By       string   `json:"by,omitempty"` // hub | model
-	Paths    []string `json:"paths,omitempty"`
+	ID       string   `json:"id"`                 // c1, c2, …
+	Text     string   `json:"text"`               // the criterion
+	Kind     string   `json:"kind"`               // verify | changed | unchanged | only | judgement
+	Status   string   `json:"status"`             // pass | fail | unknown
+	Evidence string   `json:"evidence,omitempty"` // what decided it
+	By       string   `json:"by,omitempty"`       // hub | model
+	Paths    []string `json:"paths,omitempty"`    // the files it is about
 }
 
 // FileChange is one file of base..head.
@@ -375,7 +375,7 @@ type Verify struct {
 
 // Observed is what hub saw itself.
 type Observed struct {
-	Commands []ObservedCommand `json:"commands"`
+	Commands []ObservedCommand `json:"commands"` // the processes hub ran or watched, with their outcome
 	// Uncommitted says the user's checkout had uncommitted changes that the job did not get.
 	UserCheckoutDirty bool `json:"user_checkout_dirty"`
 	// RefChanges are refs other than the job's branch that moved while it ran
@@ -392,26 +392,26 @@ type RefChange struct {
 
 // ObservedCommand is a process hub ran or watched, with its outcome.
 type ObservedCommand struct {
-	Command    string `json:"command"`
-	Role       string `json:"role"` // worker | verify
-	ExitCode   *int   `json:"exit_code,omitempty"`
-	Signal     string `json:"signal,omitempty"`
-	DurationMS int64  `json:"duration_ms"`
+	Command    string `json:"command"`             // the command line (redacted)
+	Role       string `json:"role"`                // worker | verify
+	ExitCode   *int   `json:"exit_code,omitempty"` // its exit code, when it exited
+	Signal     string `json:"signal,omitempty"`    // the signal that killed it, if one did
+	DurationMS int64  `json:"duration_ms"`         // how long it ran
 }
 
 // Claimed is what the worker said, unverified.
 type Claimed struct {
-	Summary  string   `json:"summary,omitempty"`
-	Progress []string `json:"progress,omitempty"`
+	Summary  string   `json:"summary,omitempty"`  // the worker's final words (redacted)
+	Progress []string `json:"progress,omitempty"` // its progress notes, in order
 }
 
 // Cost of the job. Known is false when the engine could not report it; the
 // whole reservation is then charged.
 type Cost struct {
-	USD         float64 `json:"usd"`
-	Known       bool    `json:"known"`
-	ReservedUSD float64 `json:"reserved_usd"`
-	Tokens      int64   `json:"tokens"`
+	USD         float64 `json:"usd"`          // the charge: the real cost, or the whole reservation when unknown
+	Known       bool    `json:"known"`        // false when an engine could not price a call
+	ReservedUSD float64 `json:"reserved_usd"` // what was reserved before work
+	Tokens      int64   `json:"tokens"`       // tokens used, input and output
 	// Calls counts model calls; Models lists the models that answered (fallbacks included).
 	Calls  int      `json:"calls,omitempty"`
 	Models []string `json:"models,omitempty"`
@@ -419,11 +419,11 @@ type Cost struct {
 
 // Timings in milliseconds spent in each phase.
 type Timings struct {
-	QueuedMS    int64 `json:"queued_ms"`
-	PreparingMS int64 `json:"preparing_ms"`
-	RunningMS   int64 `json:"running_ms"`
-	VerifyingMS int64 `json:"verifying_ms"`
-	TotalMS     int64 `json:"total_ms"`
+	QueuedMS    int64 `json:"queued_ms"`    // waiting for a slot
+	PreparingMS int64 `json:"preparing_ms"` // making the worktree
+	RunningMS   int64 `json:"running_ms"`   // the worker running, questions included
+	VerifyingMS int64 `json:"verifying_ms"` // the check
+	TotalMS     int64 `json:"total_ms"`     // from start to end
 }
 
 // ReplyParams answers a worker's pending question.

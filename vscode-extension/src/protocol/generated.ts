@@ -371,6 +371,7 @@ export interface IDParams {
 
 /** StartParams describes one job. Only Task is required (plus Repo for a write job). Zero values mean the defaults written beside each field. */
 export interface StartParams {
+  /** what the worker should do, as you would tell a colleague (required) */
   task: string;
   /** Repo is the git repository the job works on (absolute or relative to the caller). */
   repo?: string;
@@ -386,11 +387,15 @@ export interface StartParams {
   engine?: string;
   /** Exec is the shell command the exec engine runs as the worker. */
   exec?: string;
+  /** the built-in worker's model profile (default: the default profile) */
   profile?: string;
+  /** the model, for engines that take one */
   model?: string;
+  /** low, medium or high, for engines that take it */
   effort?: string;
   /** MaxUSD is the budget reserved before work (default from config; 0 means no spend). */
   max_usd?: number;
+  /** a turn limit for agent engines (0: the engine's own) */
   max_turns?: number;
   /** TimeoutS is the hard run timeout in seconds (default 1800). */
   timeout_s?: number;
@@ -400,6 +405,7 @@ export interface StartParams {
   verify?: string;
   /** VerifyTimeoutS bounds verify (default 600). */
   verify_timeout_s?: number;
+  /** what done means; the rubric grades the result against it */
   definition_of_done?: string;
   /** AskTimeoutS is how long a question waits for a reply before the worker goes on (default 600). */
   ask_timeout_s?: number;
@@ -456,10 +462,13 @@ export interface ItemError {
 
 /** WaitParams: wait until every job (or, with Any, one job) has ended or needs input, or until the timeout. A job that needs input counts only when its question came after Since, so a caller that saw a question can wait again for the others. */
 export interface WaitParams {
+  /** the jobs to wait for */
   ids: string[];
   /** default 300, at most 3600 */
   timeout_s?: number;
+  /** return when the first one is ready, not all */
   any?: boolean;
+  /** a cursor from an earlier wait: only questions newer than it count */
   since?: number;
 }
 
@@ -477,42 +486,71 @@ export interface WaitResult {
 
 /** ResultParams asks for a job's result: the summary by default, the full text with Full, the evidence JSON with Evidence. */
 export interface ResultParams {
+  /** the job id */
   id: string;
+  /** add the full text: the worker's own words, verify output, log tail */
   full?: boolean;
+  /** add the evidence: what hub observed */
   evidence?: boolean;
 }
 
 /** ResultResult carries what was asked for. */
 export interface ResultResult {
+  /** the job id */
   id: string;
+  /** its state */
   state: State;
+  /** about ten lines: outcome, files, commits, verify, rubric, what is left to do */
   summary: string;
+  /** with full: the summary and everything behind it */
   full?: string;
+  /** with evidence: what hub observed, apart from what the worker claimed */
   evidence?: Evidence;
 }
 
 /** Evidence is what hub observed of a job, kept apart from what the worker claimed. */
 export interface Evidence {
+  /** the job id */
   id: string;
+  /** its state when the evidence was taken */
   status: State;
+  /** write or read */
   kind: string;
+  /** the engine that ran it */
   engine: string;
+  /** the model that answered, when known */
   model?: string;
+  /** the repository's top */
   repo?: string;
+  /** the commit it started from */
   base?: string;
+  /** the commit it ended on */
   head?: string;
+  /** its branch */
   branch?: string;
+  /** the isolation level it ran at */
   isolation: string;
+  /** the files of base..head */
   files: FileChange[];
+  /** the commits of base..head, oldest first */
   commits: Commit[];
+  /** the check's outcome on the head commit, when one ran */
   verify?: Verify;
+  /** what hub saw itself */
   observed: Observed;
+  /** what the worker said, unverified */
   claimed: Claimed;
+  /** what it cost */
   cost: Cost;
+  /** time spent in each phase */
   timings: Timings;
+  /** the grade against the definition of done */
   rubric?: Rubric;
+  /** hub committed what the worker left after an unclean end */
   salvaged: boolean;
+  /** why it did not succeed */
   error?: string;
+  /** what the caller should know (isolation, routing, uncommitted changes left behind) */
   notes?: string[];
 }
 
@@ -560,6 +598,7 @@ export interface Verify {
 
 /** Observed is what hub saw itself. */
 export interface Observed {
+  /** the processes hub ran or watched, with their outcome */
   commands: ObservedCommand[];
   /** Uncommitted says the user's checkout had uncommitted changes that the job did not get. */
   user_checkout_dirty: boolean;
@@ -569,11 +608,15 @@ export interface Observed {
 
 /** ObservedCommand is a process hub ran or watched, with its outcome. */
 export interface ObservedCommand {
+  /** the command line (redacted) */
   command: string;
   /** worker | verify */
   role: string;
+  /** its exit code, when it exited */
   exit_code?: number;
+  /** the signal that killed it, if one did */
   signal?: string;
+  /** how long it ran */
   duration_ms: number;
 }
 
@@ -589,15 +632,21 @@ export interface RefChange {
 
 /** Claimed is what the worker said, unverified. */
 export interface Claimed {
+  /** the worker's final words (redacted) */
   summary?: string;
+  /** its progress notes, in order */
   progress?: string[];
 }
 
 /** Cost of the job. Known is false when the engine could not report it; the whole reservation is then charged. */
 export interface Cost {
+  /** the charge: the real cost, or the whole reservation when unknown */
   usd: number;
+  /** false when an engine could not price a call */
   known: boolean;
+  /** what was reserved before work */
   reserved_usd: number;
+  /** tokens used, input and output */
   tokens: number;
   /** Calls counts model calls; Models lists the models that answered (fallbacks included). */
   calls?: number;
@@ -606,10 +655,15 @@ export interface Cost {
 
 /** Timings in milliseconds spent in each phase. */
 export interface Timings {
+  /** waiting for a slot */
   queued_ms: number;
+  /** making the worktree */
   preparing_ms: number;
+  /** the worker running, questions included */
   running_ms: number;
+  /** the check */
   verifying_ms: number;
+  /** from start to end */
   total_ms: number;
 }
 
@@ -617,7 +671,9 @@ export interface Timings {
 export interface Rubric {
   /** satisfied | needs_revision | failed */
   verdict: string;
+  /** the verdict in one line */
   line: string;
+  /** each criterion with its verdict and evidence */
   criteria: RubricCriterion[];
   /** GraderError says why judgement criteria stayed unknown. */
   grader_error?: string;
@@ -625,15 +681,19 @@ export interface Rubric {
 
 /** RubricCriterion is one criterion with its verdict and the evidence for it. */
 export interface RubricCriterion {
+  /** c1, c2, … */
   id: string;
+  /** the criterion */
   text: string;
   /** verify | changed | unchanged | only | judgement */
   kind: string;
   /** pass | fail | unknown */
   status: string;
+  /** what decided it */
   evidence?: string;
   /** hub | model */
   by?: string;
+  /** the files it is about */
   paths?: string[];
 }
 
@@ -873,6 +933,7 @@ export interface EngineCapabilities {
 
 /** QuotaSignal is one thing hub learned about an engine's remaining quota: a provider's rate-limit window (Claude's five-hour and seven-day limits, Codex's primary and secondary windows) or hub's own monthly cap. */
 export interface QuotaSignal {
+  /** the engine it is about */
   engine: string;
   /** Name of the window or limit: five_hour, seven_day, primary, secondary, monthly_cap, … */
   name: string;
@@ -880,10 +941,13 @@ export interface QuotaSignal {
   used_pct: number;
   /** Exhausted: the provider refused work, or UsedPct reached 100. */
   exhausted?: boolean;
+  /** when the window resets, if known */
   resets_at?: string;
   /** Source says where it was read ("claude rate_limit_event", "codex session rollout", "hub ledger"). */
   source: string;
+  /** when hub read it */
   read_at: string;
+  /** high, medium or low */
   confidence?: string;
 }
 
