@@ -161,7 +161,7 @@ func (s *Server) merge(ctx context.Context, p protocol.MergeParams) (*protocol.M
 			"%s has uncommitted changes; hub merges only into a clean checkout", top)
 	}
 	msg := fmt.Sprintf("Merge hub job %s: %s\n\nHub-Job: %s", j.ID, job.FirstLine(j.Task, 72), j.ID)
-	head, already, err := gitx.Merge(ctx, top, j.Branch, msg, gitx.Identity{Name: "hub", Email: "hub@localhost"})
+	head, already, err := gitx.Merge(ctx, top, j.Branch, msg, gitx.HubIdentity)
 	var conflict *gitx.ConflictError
 	switch {
 	case errors.As(err, &conflict):

@@ -282,7 +282,7 @@ func worktreeAction(ctx context.Context, repo *gitx.Repo, wt string) (action, re
 		return protocol.GCKeep, "cannot tell which branches hold its HEAD: " + err.Error()
 	}
 	if len(on) == 0 {
-		return protocol.GCKeep, fmt.Sprintf("its HEAD %s is on no branch; put it on one first", gcShort(head))
+		return protocol.GCKeep, fmt.Sprintf("its HEAD %s is on no branch; put it on one first", job.ShortSHA(head))
 	}
 	return protocol.GCRemove, ""
 }
@@ -310,9 +310,9 @@ func branchAction(ctx context.Context, repo *gitx.Repo, j *store.Job, force bool
 		}
 	}
 	if force {
-		return protocol.GCRemove, fmt.Sprintf("its work (tip %s) is on no other branch; deleted because of --force", gcShort(tip))
+		return protocol.GCRemove, fmt.Sprintf("its work (tip %s) is on no other branch; deleted because of --force", job.ShortSHA(tip))
 	}
-	return protocol.GCKeep, fmt.Sprintf("its work (tip %s) is on no other branch; merge it, or pass --force to delete it", gcShort(tip))
+	return protocol.GCKeep, fmt.Sprintf("its work (tip %s) is on no other branch; merge it, or pass --force to delete it", job.ShortSHA(tip))
 }
 
 // collectFiles decides on job j's engine folder and logs under HUB_HOME, and
@@ -392,14 +392,6 @@ func removedText(items []protocol.GCItem) string {
 func gcExists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
-}
-
-// gcShort abbreviates a commit SHA.
-func gcShort(sha string) string {
-	if len(sha) > 10 {
-		return sha[:10]
-	}
-	return sha
 }
 
 // gcAgo is a rough age: whole days, hours, minutes or seconds.

@@ -53,7 +53,7 @@ func (s *Server) result(ctx context.Context, p protocol.ResultParams) (*protocol
 // secret-looking variables in the daemon's environment, and the common
 // formats. It is built per call, so a key set a moment ago counts.
 func (s *Server) secrets() *redact.Redactor {
-	return redact.New(append(s.profiles().KeyValues(), redact.EnvValues(os.Environ())...)...)
+	return redact.WithEnv(s.profiles().KeyValues()...)
 }
 
 // redactEvidence redacts, in place, every text of ev a worker, a command's

@@ -52,6 +52,9 @@ func TestStartRefusals(t *testing.T) {
 		{"unknown base", with(func(p *protocol.StartParams) { p.Base = "no-such-branch" }), protocol.CodeInvalidParams, "base", "unknown revision"},
 		{"unknown engine", with(func(p *protocol.StartParams) { p.Engine = "gpt-9" }), protocol.CodeInvalidParams, "engine", "unknown engine"},
 		{"unknown isolation", with(func(p *protocol.StartParams) { p.Isolation = "airtight" }), protocol.CodeInvalidParams, "isolation", "unknown isolation"},
+		{"a sandbox without a repo", with(func(p *protocol.StartParams) {
+			p.Repo, p.Cwd, p.Kind, p.Isolation = "", tmp, protocol.KindRead, protocol.IsolationIsolated
+		}), protocol.CodeInvalidParams, "isolation", "needs a repo"},
 		{"isolation the engine cannot give", with(func(p *protocol.StartParams) { p.Isolation = "sandbox" }), protocol.CodeRefused, "isolation", "cannot enforce"},
 		{"negative max_usd", with(func(p *protocol.StartParams) { p.MaxUSD = f(-1) }), protocol.CodeInvalidParams, "max_usd", "negative"},
 		{"absurd max_usd", with(func(p *protocol.StartParams) { p.MaxUSD = f(1e9) }), protocol.CodeRefused, "max_usd", "ceiling"},

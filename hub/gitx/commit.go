@@ -6,8 +6,12 @@ import (
 	"strings"
 )
 
-// Identity is who hub commits as.
+// Identity is who a commit is made as.
 type Identity struct{ Name, Email string }
+
+// HubIdentity signs the commits hub makes itself (and merges into a
+// checkout that has no identity of its own).
+var HubIdentity = Identity{Name: "hub", Email: "hub@localhost"}
 
 // CommitAll stages everything in the work tree at dir (`git add -A`) and, if
 // that staged anything, commits it with message msg as who (author and

@@ -110,10 +110,6 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 			p.Base = "HEAD"
 		}
 	case p.Kind == protocol.KindRead && p.Cwd != "":
-		if p.Isolation == protocol.IsolationIsolated || p.Isolation == protocol.IsolationUntrusted {
-			return nil, bad("isolation", "pass repo instead of cwd, or ask for isolation worktree",
-				"isolation %s needs a repo: the sandbox is built around the job's own checkout", p.Isolation)
-		}
 		if !filepath.IsAbs(p.Cwd) {
 			return nil, bad("cwd", "pass an absolute path", "cwd %q is not an absolute path", p.Cwd)
 		}
@@ -172,6 +168,10 @@ func normalize(p protocol.StartParams, s config.Settings) (protocol.StartParams,
 	case protocol.IsolationWorktree, protocol.IsolationSandbox, protocol.IsolationIsolated, protocol.IsolationUntrusted:
 	default:
 		return p, 0, bad("isolation", "use one of "+strings.Join(protocol.IsolationLevels, ", "), "unknown isolation level %q", p.Isolation)
+	}
+	if engine.Sandboxed(p.Isolation) && p.Repo == "" && p.Cwd != "" {
+		return p, 0, bad("isolation", "pass repo instead of cwd, or ask for isolation worktree",
+			"isolation %s needs a repo: the sandbox is built around the job's own checkout", p.Isolation)
 	}
 
 	// Money.

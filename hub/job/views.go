@@ -138,12 +138,12 @@ func Summary(st protocol.JobStatus, ev *protocol.Evidence) string {
 			b = append(b, fmt.Sprintf("files: %d changed (+%d -%d): %s", len(ev.Files), add, del, strings.Join(names, ", ")))
 		}
 		if ev.Head != "" && ev.Head != ev.Base {
-			b = append(b, fmt.Sprintf("commit: %s %s..%s (%d commits)", ev.Branch, short(ev.Base), short(ev.Head), len(ev.Commits)))
+			b = append(b, fmt.Sprintf("commit: %s %s..%s (%d commits)", ev.Branch, ShortSHA(ev.Base), ShortSHA(ev.Head), len(ev.Commits)))
 		}
 	}
 	if v := ev.Verify; v != nil {
 		s := fmt.Sprintf("verify: `%s` exit %d in %s on %s", FirstLine(v.Command, 60), v.ExitCode,
-			Duration(time.Duration(v.DurationMS)*time.Millisecond), short(v.Commit))
+			Duration(time.Duration(v.DurationMS)*time.Millisecond), ShortSHA(v.Commit))
 		if v.TimedOut {
 			s += " (timed out)"
 		}
@@ -199,7 +199,8 @@ func lastLine(s string) string {
 	return lines[len(lines)-1]
 }
 
-func short(sha string) string {
+// ShortSHA abbreviates a commit SHA to ten characters, as hub shows them.
+func ShortSHA(sha string) string {
 	if len(sha) > 10 {
 		return sha[:10]
 	}

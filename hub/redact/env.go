@@ -1,6 +1,9 @@
 package redact
 
-import "strings"
+import (
+	"os"
+	"strings"
+)
 
 // secretNames are variables that hold a secret whatever their name's shape.
 var secretNames = map[string]bool{
@@ -36,4 +39,10 @@ func EnvValues(environ []string) []string {
 		}
 	}
 	return out
+}
+
+// WithEnv is New over values plus the secret-named variables of this
+// process's environment: the redactor the shim and the daemon both use.
+func WithEnv(values ...string) *Redactor {
+	return New(append(values, EnvValues(os.Environ())...)...)
 }

@@ -239,7 +239,9 @@ func gitPaths(wt, branch string) (ro, rw [][2]string, err error) {
 }
 
 // gitDirs reads a linked worktree's .git file: its own git dir and the
-// repository's common dir.
+// repository's common dir, as the paths are written there. Not gitx's
+// lookup, which resolves symlinks: git inside the sandbox follows the paths
+// as written, so those are the ones to mount.
 func gitDirs(wt string) (gitdir, common string, err error) {
 	b, err := os.ReadFile(filepath.Join(wt, ".git"))
 	if err != nil {

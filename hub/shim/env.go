@@ -51,6 +51,5 @@ func workerEnv(hubBinary string, extra ...string) []string {
 // values of secret-looking variables in the shim's own environment (the
 // daemon's), by value; and the common formats.
 func secrets() *redact.Redactor {
-	values := profile.Store{Dir: config.ConfigDir()}.KeyValues()
-	return redact.New(append(values, redact.EnvValues(os.Environ())...)...)
+	return redact.WithEnv(profile.Store{Dir: config.ConfigDir()}.KeyValues()...)
 }

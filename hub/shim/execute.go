@@ -263,7 +263,7 @@ func (s *shim) refGuard(ctx context.Context) func(context.Context) {
 			c := protocol.RefChange{Ref: name, Before: before[name], After: after[name]}
 			s.refChanges = append(s.refChanges, c)
 			s.record(ctx, protocol.EventNote, fmt.Sprintf("%s moved while the job ran (%s → %s): by the worker, or by someone else; at isolation %s hub cannot tell",
-				name, short(c.Before), short(c.After), s.params.Isolation), c)
+				name, shortOrNone(c.Before), shortOrNone(c.After), s.params.Isolation), c)
 		}
 	}
 }
@@ -279,11 +279,12 @@ func mergeKeys(a, b map[string]string) map[string]bool {
 	return m
 }
 
-func short(sha string) string {
+// shortOrNone is a SHA as hub shows it, or "none" for a ref that was not there.
+func shortOrNone(sha string) string {
 	if sha == "" {
 		return "none"
 	}
-	return sha[:min(10, len(sha))]
+	return job.ShortSHA(sha)
 }
 
 // startEngine starts the job's current engine in a fresh, empty folder of its own.
@@ -433,7 +434,7 @@ func commitWorktree(ctx context.Context, j *store.Job, salvage bool) (head strin
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	head, committed, err := gitx.CommitAll(cctx, j.Worktree, msg, hubIdentity)
+	head, committed, err := gitx.CommitAll(cctx, j.Worktree, msg, gitx.HubIdentity)
 	if err != nil {
 		// A git killed while it wrote the index (hub's own, or the worker's)
 		// leaves index.lock behind, and every commit after it fails. The
@@ -441,7 +442,7 @@ func commitWorktree(ctx context.Context, j *store.Job, salvage bool) (head strin
 		if cleared, _ := gitx.ClearStaleIndexLock(cctx, j.Worktree); !cleared {
 			return "", false, err
 		}
-		if head, committed, err = gitx.CommitAll(cctx, j.Worktree, msg, hubIdentity); err != nil {
+		if head, committed, err = gitx.CommitAll(cctx, j.Worktree, msg, gitx.HubIdentity); err != nil {
 			return "", false, err
 		}
 	}

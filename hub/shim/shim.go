@@ -36,9 +36,6 @@ type Options struct {
 	StopGrace time.Duration
 }
 
-// hubIdentity signs the commits hub makes itself.
-var hubIdentity = gitx.Identity{Name: "hub", Email: "hub@localhost"}
-
 type shim struct {
 	o      Options
 	st     *store.Store

@@ -99,9 +99,6 @@ func (e *Engine) Check(spec protocol.StartParams) error {
 	if _, ok := efforts[spec.Effort]; spec.Effort != "" && !ok {
 		return fmt.Errorf("effort %q is not one of low, medium, high", spec.Effort)
 	}
-	if engine.Sandboxed(spec.Isolation) && spec.Repo == "" {
-		return fmt.Errorf("isolation %s needs a repo: the sandbox is built around the job's worktree; pass repo, or use isolation worktree", spec.Isolation)
-	}
 	p, err := e.profiles().Get(spec.Profile)
 	if errors.Is(err, profile.ErrNoDefault) {
 		return errors.New("no profile named and no default profile set; pass profile, or set one with hub profile set NAME --provider openai --model MODEL")

@@ -53,9 +53,6 @@ func (e *Engine) Check(spec protocol.StartParams) error {
 	if strings.ContainsRune(spec.Exec, 0) {
 		return errors.New("exec command contains a NUL byte")
 	}
-	if engine.Sandboxed(spec.Isolation) && spec.Repo == "" {
-		return fmt.Errorf("isolation %s needs a repo: the sandbox is built around the job's worktree; pass repo, or use isolation worktree", spec.Isolation)
-	}
 	return nil
 }
 
