@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -118,4 +119,77 @@ func TestEightProcessesUnderCap(t *testing.T) {
 			checkLedger(t, w)
 		})
 	}
+}
+
+// TestFreeEngineBooksNoMoney: an exec job, which cannot spend, books no
+// money unless its caller set a budget, so free jobs are never queued
+// behind the monthly cap. Under a $3 cap, two default-budget ($2) jobs of a
+// paying engine could not run at once; three exec jobs do. An explicit
+// max_usd is still booked as asked.
+func TestFreeEngineBooksNoMoney(t *testing.T) {
+	w := newWorld(t)
+	t.Setenv("HUB_MAX_RUNNING", "4")
+	t.Setenv("HUB_MONTHLY_CAP_USD", "3")
+	ctx := deadline(t, 2*time.Minute)
+	repo := sampleRepo(t, "repo")
+	gate := t.TempDir() + "/gate"
+	c := w.connect(ctx)
+	var ids []string
+	for i := 0; i < 3; i++ {
+		r := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: fmt.Sprintf("free %d", i),
+			Repo: repo, Engine: "exec", Exec: "while [ ! -e " + gate + " ]; do sleep 0.05; done"})
+		ids = append(ids, r.ID)
+	}
+	half := 0.5
+	r := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "budgeted",
+		Repo: repo, Engine: "exec", Exec: "true", MaxUSD: &half})
+	budgeted := r.ID
+	for {
+		running := 0
+		for _, id := range ids {
+			st := call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStatus, protocol.IDParams{ID: id})
+			if st.State.Terminal() {
+				t.Fatalf("job %s ended %s before the gate opened: %s", id, st.State, st.Error)
+			}
+			if st.State == protocol.StateRunning {
+				running++
+			}
+		}
+		if running == len(ids) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("only %d of %d free jobs running under a $3 cap", running, len(ids))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	all := append(ids, budgeted)
+	wr := call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: all, TimeoutS: 60})
+	for _, st := range wr.Jobs {
+		if st.State != protocol.StateSucceeded {
+			t.Errorf("job %s ended %s: %s", st.ID, st.State, st.Error)
+		}
+	}
+	st, err := store.Open(w.paths.DB())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, id := range all {
+		row, err := st.Ledger(ctx, id)
+		if err != nil {
+			t.Fatalf("job %s: no ledger row: %v", id, err)
+		}
+		want := int64(0)
+		if id == budgeted {
+			want = 500_000
+		}
+		if !row.Closed || row.ReservedMicros != want || row.ChargedMicros != 0 {
+			t.Errorf("job %s: ledger %+v; want closed, %d reserved, nothing charged", id, row, want)
+		}
+	}
+	checkLedger(t, w)
 }

@@ -73,6 +73,7 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 	if !utf8.ValidString(p.Task) || strings.ContainsRune(p.Task, 0) {
 		return nil, bad("task", "send the task as UTF-8 text", "task is not valid UTF-8 text")
 	}
+	askedBudget := p.MaxUSD != nil
 	p, maxMicros, err := normalize(p, s)
 	if err != nil {
 		return nil, err
@@ -135,6 +136,12 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 	r.Decision = d
 	r.Engine, _ = reg.Get(d.Chosen)
 	p.Engine = d.Chosen
+	// An engine that cannot spend books no money unless the caller set a
+	// budget: the default reservation would only hold the monthly cap
+	// against free work (at $2 a job, 50 exec jobs fill a $100 month).
+	if !askedBudget && r.Engine.Capabilities().Pays == "free" {
+		r.MaxMicros, p.MaxUSD = 0, new(float64)
+	}
 	if d.Request.Auto() {
 		r.Notes = append(r.Notes, d.Summary())
 	}
