@@ -11,7 +11,7 @@ import (
 )
 
 type cleanupIn struct {
-	ID           string `json:"id" jsonschema:"job id"`
+	ID           string `json:"id"`
 	DeleteBranch bool   `json:"delete_branch,omitempty" jsonschema:"also delete hub/<id>"`
 }
 

@@ -279,13 +279,29 @@ func TestBadArguments(t *testing.T) {
 	isolate(t)
 	fd := &fakeDaemon{handle: canned(struct{}{})}
 	cs := connect(t, New(fd, Options{}), versions[0], nil)
-	for _, args := range []map[string]any{{}, {"task": 3}, {"task": "x", "bogus": 1}} {
-		res, err := cs.CallTool(deadline(t, 10*time.Second), &mcp.CallToolParams{Name: "start", Arguments: args})
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string // in the message
+	}{
+		{"start", map[string]any{}, "task"},
+		{"start", map[string]any{"task": 3}, "task"},
+		// The schema leaves unknown arguments to checkArgs, which names
+		// the ones the tool takes.
+		{"start", map[string]any{"task": "x", "bogus": 1}, `unknown argument "bogus"; start takes task, repo, cwd,`},
+		{"start_many", map[string]any{"jobs": []any{map[string]any{"task": "x", "engnie": "exec"}}},
+			`unknown argument "engnie"; start_many takes jobs; each of jobs takes task, repo,`},
+		{"start_many", map[string]any{"jobs": []any{"not an object"}}, "jobs"},
+		{"status", map[string]any{"id": "a", "verbose": true}, `unknown argument "verbose"; status takes id.`},
+	} {
+		res, err := cs.CallTool(deadline(t, 10*time.Second), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
 		if err != nil {
-			t.Fatalf("%v: protocol error %v", args, err)
+			t.Fatalf("%s %v: protocol error %v", tc.tool, tc.args, err)
 		}
 		if !res.IsError {
-			t.Errorf("%v: not a tool error: %s", args, contentText(res))
+			t.Errorf("%s %v: not a tool error: %s", tc.tool, tc.args, contentText(res))
+		} else if !strings.Contains(contentText(res), tc.want) {
+			t.Errorf("%s %v: %q does not say %q", tc.tool, tc.args, contentText(res), tc.want)
 		}
 	}
 	if calls := fd.Calls(); len(calls) != 0 {

@@ -9,7 +9,7 @@ import (
 )
 
 type replyIn struct {
-	ID         string `json:"id" jsonschema:"job id"`
+	ID         string `json:"id"`
 	Text       string `json:"text" jsonschema:"the answer"`
 	QuestionID string `json:"question_id,omitempty" jsonschema:"default: the pending one"`
 }

@@ -11,7 +11,7 @@ import (
 )
 
 type resultIn struct {
-	ID       string `json:"id" jsonschema:"job id"`
+	ID       string `json:"id"`
 	Full     bool   `json:"full,omitempty" jsonschema:"the whole final text"`
 	Evidence bool   `json:"evidence,omitempty" jsonschema:"what hub observed, as JSON"`
 }

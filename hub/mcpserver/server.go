@@ -127,8 +127,17 @@ func (s *Server) addTools() {
 // inferred schemas (evidence, job statuses) would make tools/list almost
 // three times larger, and the clients that matter don't show output
 // schemas to the model anyway. A nil *Out sends no StructuredContent.
+//
+// The input schema is inputSchema's unless t has its own; unknown arguments
+// are refused by checkArgs.
 func addTool[In, Out any](s *Server, t *mcp.Tool, h func(context.Context, *mcp.CallToolRequest, In) (*mcp.CallToolResult, *Out, error)) {
+	if t.InputSchema == nil {
+		t.InputSchema = inputSchema[In]()
+	}
 	mcp.AddTool(s.mcp, t, func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, any, error) {
+		if err := checkArgs[In](t.Name, req.Params.Arguments); err != nil {
+			return nil, nil, err
+		}
 		res, out, err := h(ctx, req, in)
 		if err != nil || out == nil {
 			return res, nil, err // a typed nil would be sent as null

@@ -9,7 +9,7 @@ import (
 )
 
 type idIn struct {
-	ID string `json:"id" jsonschema:"job id"`
+	ID string `json:"id"`
 }
 
 func addStatus(s *Server) {

@@ -9,7 +9,7 @@ import (
 )
 
 type steerIn struct {
-	ID   string `json:"id" jsonschema:"job id"`
+	ID   string `json:"id"`
 	Text string `json:"text" jsonschema:"new direction"`
 }
 
