@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -32,8 +33,19 @@ const (
 	repo = `(?:anything|any\s+files?|(?:the|this)\s+(?:repo|repository|codebase|working\s+tree|work\s+tree|tree|checkout))`
 )
 
-// Patterns whose group 1 is the paths.
+// The sentence patterns, compiled on first use (by compilePatterns):
+// compiling them takes some 4 ms, which every hub process (each job's shim,
+// `hub mcp`) would otherwise pay at start, grading or not.
 var (
+	unchangedRes, onlyRes, nothingRes, noChangesRes, coverCmdRes, coverTestsRes []*regexp.Regexp
+	withoutRe, guardRe, trailRe, spaceRe                                        *regexp.Regexp
+	compiled                                                                    sync.Once
+)
+
+func compilePatterns() { compiled.Do(compileAll) }
+
+func compileAll() {
+	// Patterns whose group 1 is the paths.
 	unchangedRes = compile(
 		lead+subj+neg+`\s+`+verb+`\s+(.+)$`,
 		lead+`(?:leave|keep)\s+(.+?)\s+(?:unchanged|untouched|unmodified|alone|intact|as\s+(?:it\s+is|they\s+are|is))$`,
@@ -86,7 +98,7 @@ var (
 	guardRe = regexp.MustCompile(`(?i)\b(?:if|unless|except|excepting|when|whenever|until|once|other\s+than|apart\s+from|besides|where\s+possible|as\s+needed|ideally|preferably|prefer|try|avoid|unnecessarily|needlessly)\b`)
 	trailRe = regexp.MustCompile(`(?i)\s+(?:at\s+all|in\s+any\s+way|whatsoever)$`)
 	spaceRe = regexp.MustCompile(`\s+`)
-)
+}
 
 func compile(exprs ...string) []*regexp.Regexp {
 	out := make([]*regexp.Regexp, len(exprs))
@@ -99,6 +111,7 @@ func compile(exprs ...string) []*regexp.Regexp {
 // recognise turns one sentence into parts: a single judgement unless the
 // sentence, or a clause of it, is mechanically checkable.
 func recognise(sentence, verify string) []part {
+	compilePatterns()
 	sentence = strings.TrimSpace(sentence)
 	t := clean(sentence)
 	if t == "" {
@@ -128,6 +141,7 @@ const maxClauseSplit = 600
 // longest trailing clause that matches), else "<clause>, and …" (the
 // longest leading one). The rest is recognised in turn.
 func clauses(t, verify string) ([]part, bool) {
+	compilePatterns()
 	if m := withoutRe.FindStringSubmatch(t); m != nil {
 		if paths, ok := parsePaths(m[2]); ok {
 			last := part{kind: KindUnchanged, text: strings.TrimLeft(t[len(m[1]):], " ,;"), paths: paths}
@@ -202,6 +216,7 @@ func clauseCuts(t string) []cut {
 // whole recognises t as a whole: the part and true, or false when t is
 // not mechanically checkable (nor a "no changes expected" statement).
 func whole(t, verify string) (part, bool) {
+	compilePatterns()
 	t = clean(t)
 	if matchAny(nothingRes, t) {
 		return part{kind: KindUnchanged, paths: []string{everything}, noChanges: true}, true
@@ -248,6 +263,7 @@ func matchAny(res []*regexp.Regexp, t string) bool {
 // clean normalises a sentence for matching: plain quotes, no bold markers,
 // single spaces, no trailing punctuation or "at all".
 func clean(s string) string {
+	compilePatterns()
 	s = strings.NewReplacer("’", "'", "‘", "'", "“", `"`, "”", `"`).Replace(s)
 	s = stripBold(s)
 	s = strings.TrimSpace(spaceRe.ReplaceAllString(s, " "))

@@ -33,13 +33,9 @@ func AddWorktree(ctx context.Context, r *Repo, path, branch, base string) error 
 		if err := checkRev("branch", branch); err != nil {
 			return err
 		}
-		exists, err := BranchExists(ctx, r, branch)
-		if err != nil {
-			return err
-		}
-		if exists {
-			return fmt.Errorf("add worktree: branch %q already exists in %s; pick another branch name or delete that branch", branch, r.Top)
-		}
+		// No look for the branch first: git refuses an existing one
+		// itself, and a look is one more git process on the way to a
+		// running worker.
 		args = append(args, "-b", branch)
 	} else {
 		args = append(args, "--detach")
@@ -50,9 +46,12 @@ func AddWorktree(ctx context.Context, r *Repo, path, branch, base string) error 
 	args = append(args, "--", path, base)
 	if _, err := runGit(ctx, r.Top, runOpts{}, args...); err != nil {
 		if e := (*Error)(nil); errors.As(err, &e) && strings.Contains(e.Stderr, "already exists") {
-			// Someone made the path or branch after we looked: it is not
-			// ours to remove.
+			// The branch, or the path made after we looked: not ours to
+			// remove.
 			_ = pruneWorktrees(context.WithoutCancel(ctx), r)
+			if branch != "" && strings.Contains(e.Stderr, "a branch named") {
+				return fmt.Errorf("add worktree: branch %q already exists in %s; pick another branch name or delete that branch", branch, r.Top)
+			}
 			return err
 		}
 		undoAddWorktree(context.WithoutCancel(ctx), r, path, branch)

@@ -215,6 +215,9 @@ func TestAddWorktreeFailure(t *testing.T) {
 				t.Fatal("AddWorktree succeeded")
 			}
 			t.Log(err)
+			if tc.name == "existing branch" && !strings.Contains(err.Error(), `branch "hub/taken" already exists in`) {
+				t.Errorf("error %q does not say the branch exists", err)
+			}
 			if tc.path != occupied && exists(tc.path) {
 				t.Errorf("failed AddWorktree left %s", tc.path)
 			}
