@@ -35,7 +35,7 @@ func main() {
 	out := flag.String("out", "docs/benchmarks.md", "where to write the report; plots go to a folder named after it")
 	runs := flag.Int("runs", 15, "repetitions per figure")
 	quick := flag.Bool("quick", false, "fewer runs and no 50,000-file repo: to try the harness, not to publish")
-	only := flag.String("only", "", "run only these sections (comma-separated: tokens,readiness,wake,cold,fleet,ledger,loop)")
+	only := flag.String("only", "", "run only these sections (comma-separated: tokens,readiness,wake,cold,fleet,ledger,loop,gobench)")
 	flag.Parse()
 	if *quick {
 		*runs = 3
@@ -112,6 +112,15 @@ func run(out string, runs int, quick bool, only string) error {
 	if b, err := exec.Command("go", "build", "-o", e.bin, "./cmd/hub").CombinedOutput(); err != nil {
 		return fmt.Errorf("build: %v\n%s", err, b)
 	}
+	// Go's caches live under HOME by default; keep the real ones for the
+	// `go test -bench` runs, which otherwise rebuild and re-download all.
+	goenv, err := exec.Command("go", "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output()
+	if err != nil {
+		return fmt.Errorf("go env: %v", err)
+	}
+	for i, v := range strings.Split(strings.TrimSpace(string(goenv)), "\n") {
+		os.Setenv([]string{"GOCACHE", "GOMODCACHE", "GOPATH"}[i], v)
+	}
 	home := filepath.Join(work, "home")
 	for k, v := range map[string]string{"HUB_HOME": filepath.Join(work, "hubhome"), "HOME": home,
 		"XDG_CONFIG_HOME": filepath.Join(home, ".config"), "GIT_CONFIG_NOSYSTEM": "1", "HUB_MAX_RUNNING": "64",
@@ -166,6 +175,7 @@ func run(out string, runs int, quick bool, only string) error {
 		{"fleet", "footprint and scale", fleetSection},
 		{"ledger", "ledger", ledgerSection},
 		{"loop", "built-in worker", loopSection},
+		{"gobench", "Go benchmarks", goBenchSection},
 	} {
 		if only != "" && !slices.Contains(strings.Split(only, ","), s.key) {
 			continue
