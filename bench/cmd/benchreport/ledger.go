@@ -155,15 +155,7 @@ func ledgerFigures(runs int) ([]*figure, error) {
 			singleRate = r
 			return err
 		}
-		// Alternate which goes first, so neither always meets the other's leftovers.
-		first, second := multiRun, singleRun
-		if i%2 != 0 {
-			first, second = singleRun, multiRun
-		}
-		if err := first(); err != nil {
-			return nil, err
-		}
-		if err := second(); err != nil {
+		if err := pair(i, multiRun, singleRun); err != nil {
 			return nil, err
 		}
 		checked += 2 * ledgerProcs * ledgerCycles

@@ -192,6 +192,19 @@ func run(out string, runs int, quick bool, only string) error {
 	return write(out, secs, e)
 }
 
+// pair runs a measured thing and its floor or reference, alternating
+// which goes first from one run to the next (i), so neither always meets
+// the other's leftovers (page cache, git's packed refs, a warm CPU).
+func pair(i int, a, b func() error) error {
+	if i%2 != 0 {
+		a, b = b, a
+	}
+	if err := a(); err != nil {
+		return err
+	}
+	return b()
+}
+
 // step says where the harness is, on stderr.
 func step(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)

@@ -35,9 +35,7 @@ func readinessSection(ctx context.Context, e *env) (*section, error) {
 		ready := &figure{name: fmt.Sprintf("start → worker running, %s", label), unit: "ms", target: "≤ 1.2× floor"}
 		floor := &figure{name: fmt.Sprintf("floor: bare `git worktree add`, %s", label), unit: "ms"}
 		var ratios []float64
-		// One warm-up of each, discarded; then hub and the floor in turn,
-		// alternating which goes first, so neither always meets the
-		// other's leftovers (page cache, git's packed refs).
+		// One warm-up of each, discarded; then hub and the floor in turn.
 		for i := -1; i < runs; i++ {
 			var startMS, readyMS, floorMS float64
 			hubRun := func() error {
@@ -76,14 +74,7 @@ func readinessSection(ctx context.Context, e *env) (*section, error) {
 				}
 				return nil
 			}
-			first, second := hubRun, floorRun
-			if i%2 != 0 {
-				first, second = floorRun, hubRun
-			}
-			if err := first(); err != nil {
-				return nil, err
-			}
-			if err := second(); err != nil {
+			if err := pair(i, hubRun, floorRun); err != nil {
 				return nil, err
 			}
 			if i < 0 {

@@ -44,7 +44,7 @@ func write(out string, secs []*section, e *env) error {
 			if why == "" {
 				why = "no cause is known to the harness; see the section"
 			}
-			fmt.Fprintf(&b, "- %s: %s. %s\n", f.name, measured(f), why)
+			fmt.Fprintf(&b, "- %s: %s. %s.\n", f.name, measured(f), strings.TrimSuffix(why, "."))
 		}
 	}
 	b.WriteString("\n")

@@ -17,19 +17,12 @@ func coldSection(ctx context.Context, e *env) (*section, error) {
 	node := &figure{name: "reference: Node MCP server (@modelcontextprotocol/sdk) spawn → `initialize` answered", unit: "ms"}
 	var ratios []float64
 	for i := -1; i < e.runs; i++ {
-		// Alternate which goes first; the first pair warms the page cache.
+		// The first pair warms the page cache and is not counted.
 		var h, n float64
-		runs := []func() error{
+		if err := pair(i,
 			func() error { d, err := stdioInit(e.bin, "mcp"); h = ms(d); return err },
-			func() error { d, err := stdioInit("node", server); n = ms(d); return err },
-		}
-		if i%2 != 0 {
-			runs[0], runs[1] = runs[1], runs[0]
-		}
-		for _, r := range runs {
-			if err := r(); err != nil {
-				return nil, err
-			}
+			func() error { d, err := stdioInit("node", server); n = ms(d); return err }); err != nil {
+			return nil, err
 		}
 		if i < 0 {
 			continue
