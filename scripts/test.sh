@@ -31,6 +31,9 @@ codeserver_out="$(mktemp)"
 ./scripts/codeserver.sh > "$codeserver_out" &
 codeserver_pid=$!
 
+# npm packages of the workspace: the extension's, and bench/node-mcp's (the
+# Node MCP server the cold-start benchmark and its test spawn).
+npm install --no-audit --no-fund --loglevel=error
 go mod download
 go vet ./...
 # -p 2: this suite spawns real daemons, shims and git; keep the machine responsive.
@@ -44,7 +47,6 @@ HUB_TEST_RACE=1 GORACE=halt_on_error=1 go test -count=1 -timeout 20m ./hub/e2e .
 # real jobs, the .vsix, then the UI tests in a real code-server driven by
 # Chromium (screenshots under vscode-extension/test/ui/out/).
 make build
-npm install --no-audit --no-fund --loglevel=error
 npm run typecheck -w vscode-extension
 HUB_BIN="$PWD/bin/hub" npm run test:unit -w vscode-extension
 npm run package -w vscode-extension
