@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hub-agents/hub/hub/client"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
 )
@@ -62,21 +64,11 @@ func TestEightProcessesUnderCap(t *testing.T) {
 			for err := range errs {
 				t.Fatal(err)
 			}
-			c := w.connect(ctx)
-			wr := call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: 120})
-			if !wr.Done || len(wr.Jobs) != 16 {
-				t.Fatalf("wait: done %v, %d jobs", wr.Done, len(wr.Jobs))
+			if len(ids) != 16 {
+				t.Fatalf("%d jobs started; want 16", len(ids))
 			}
-			for _, st := range wr.Jobs {
-				if st.State != protocol.StateSucceeded {
-					t.Errorf("job %s ended %s: %s", st.ID, st.State, st.Error)
-				}
-			}
-			st, err := store.Open(w.paths.DB())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer st.Close()
+			waitSucceeded(t, ctx, w.connect(ctx), ids, 120)
+			st := openStore(t, w)
 			evs, err := st.Events(ctx, nil, 0, 100000)
 			if err != nil {
 				t.Fatal(err)
@@ -167,17 +159,8 @@ func TestFreeEngineBooksNoMoney(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := append(ids, budgeted)
-	wr := call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: all, TimeoutS: 60})
-	for _, st := range wr.Jobs {
-		if st.State != protocol.StateSucceeded {
-			t.Errorf("job %s ended %s: %s", st.ID, st.State, st.Error)
-		}
-	}
-	st, err := store.Open(w.paths.DB())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	waitSucceeded(t, ctx, c, all, 60)
+	st := openStore(t, w)
 	for _, id := range all {
 		row, err := st.Ledger(ctx, id)
 		if err != nil {
@@ -192,4 +175,30 @@ func TestFreeEngineBooksNoMoney(t *testing.T) {
 		}
 	}
 	checkLedger(t, w)
+}
+
+// waitSucceeded waits for the jobs and fails the test unless all ended
+// succeeded.
+func waitSucceeded(t *testing.T, ctx context.Context, c *client.Client, ids []string, timeoutS float64) {
+	t.Helper()
+	wr := call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: timeoutS})
+	if !wr.Done || len(wr.Jobs) != len(ids) {
+		t.Fatalf("wait: done %v, %d jobs of %d", wr.Done, len(wr.Jobs), len(ids))
+	}
+	for _, st := range wr.Jobs {
+		if st.State != protocol.StateSucceeded {
+			t.Errorf("job %s ended %s: %s", st.ID, st.State, st.Error)
+		}
+	}
+}
+
+// openStore opens the world's hub.db for the test.
+func openStore(t *testing.T, w *world) *store.Store {
+	t.Helper()
+	st, err := store.Open(w.paths.DB())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }
