@@ -60,6 +60,42 @@ func readUsage(pid int) (usage, error) {
 	return u, nil
 }
 
+// window reads each group of processes before and after d and returns,
+// per group, its threads' CPU over d as a share of one core (percent) and
+// its resident memory at the end (MB), summed over the group.
+func window(d time.Duration, groups ...[]int) (cpuPct, rssMB []float64, err error) {
+	read := func() ([]usage, error) {
+		us := make([]usage, len(groups))
+		for i, g := range groups {
+			for _, pid := range g {
+				u, err := readUsage(pid)
+				if err != nil {
+					return nil, err
+				}
+				us[i].cpu += u.cpu
+				us[i].rssKB += u.rssKB
+			}
+		}
+		return us, nil
+	}
+	before, err := read()
+	if err != nil {
+		return nil, nil, err
+	}
+	t0 := time.Now()
+	time.Sleep(d)
+	after, err := read()
+	if err != nil {
+		return nil, nil, err
+	}
+	wall := float64(time.Since(t0))
+	for i := range groups {
+		cpuPct = append(cpuPct, 100*float64(after[i].cpu-before[i].cpu)/wall)
+		rssMB = append(rssMB, float64(after[i].rssKB)/1024)
+	}
+	return cpuPct, rssMB, nil
+}
+
 // shims lists the pids of the job processes (`hub shim`) of this bench's binary.
 func (e *env) shims() []int {
 	var pids []int
@@ -86,18 +122,12 @@ func (e *env) idle(label string) (rss, cpu *figure, err error) {
 	cpu = &figure{name: "daemon CPU while idle, " + label, unit: "%"}
 	time.Sleep(time.Second) // let the last call's work settle
 	for i := 0; i < idleWindows; i++ {
-		a, err := readUsage(pid)
+		c, r, err := window(idleWindow, []int{pid})
 		if err != nil {
 			return nil, nil, err
 		}
-		t0 := time.Now()
-		time.Sleep(idleWindow)
-		b, err := readUsage(pid)
-		if err != nil {
-			return nil, nil, err
-		}
-		rss.samples = append(rss.samples, float64(b.rssKB)/1024)
-		cpu.samples = append(cpu.samples, 100*float64(b.cpu-a.cpu)/float64(time.Since(t0)))
+		rss.samples = append(rss.samples, r[0])
+		cpu.samples = append(cpu.samples, c[0])
 	}
 	return rss, cpu, nil
 }
@@ -333,41 +363,15 @@ func (e *env) underLoad(ctx context.Context, ids []string) (rss, shim, cpu, shim
 	if len(pids) < fleetJobs {
 		return nil, nil, nil, nil, fmt.Errorf("found %d hub shim processes, want %d", len(pids), fleetJobs)
 	}
-	sum := func() (time.Duration, error) {
-		var d time.Duration
-		for _, p := range pids {
-			u, err := readUsage(p)
-			if err != nil {
-				return 0, err
-			}
-			d += u.cpu
-		}
-		return d, nil
-	}
 	time.Sleep(time.Second) // past the last shim's start-up
 	for i := 0; i < 3; i++ {
-		a, err := readUsage(pid)
+		c, r, err := window(2*time.Second, []int{pid}, pids)
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}
-		sa, err := sum()
-		if err != nil {
-			return nil, nil, nil, nil, err
-		}
-		t0 := time.Now()
-		time.Sleep(2 * time.Second)
-		b, err := readUsage(pid)
-		if err != nil {
-			return nil, nil, nil, nil, err
-		}
-		sb, err := sum()
-		if err != nil {
-			return nil, nil, nil, nil, err
-		}
-		wall := float64(time.Since(t0))
-		rss.samples = append(rss.samples, float64(b.rssKB)/1024)
-		cpu.samples = append(cpu.samples, 100*float64(b.cpu-a.cpu)/wall)
-		shimCPU.samples = append(shimCPU.samples, 100*float64(sb-sa)/wall)
+		rss.samples = append(rss.samples, r[0])
+		cpu.samples = append(cpu.samples, c[0])
+		shimCPU.samples = append(shimCPU.samples, c[1])
 	}
 	for _, p := range pids {
 		if u, err := readUsage(p); err == nil {
