@@ -381,6 +381,31 @@ type Observed struct {
 	// RefChanges are refs other than the job's branch that moved while it ran
 	// (checked when the worker runs unsandboxed, where it could move them).
 	RefChanges []RefChange `json:"ref_changes,omitempty"`
+	// GitRepairs are the parts of the job's git state the worker changed
+	// (its HEAD, its .git file, its git dir's links or config) that hub put
+	// back before it committed the worker's files onto the job's branch.
+	GitRepairs []GitRepair `json:"git_repairs,omitempty"`
+	// Leftovers are processes of the job still alive after the command
+	// they belonged to (the worker, verify) ended: hub ended them, or says
+	// it could not.
+	Leftovers []LeftoverProcess `json:"leftover_processes,omitempty"`
+}
+
+// GitRepair is one part of a job's git state that the worker changed and
+// hub put back.
+type GitRepair struct {
+	What  string `json:"what"`  // HEAD | .git | commondir | gitdir | config | hooks | objects | branch
+	Found string `json:"found"` // what hub found, e.g. "detached at 1a2b3c4d5e6f"
+	Done  string `json:"done"`  // what hub did about it
+}
+
+// LeftoverProcess is a process a command of the job left running after it
+// exited.
+type LeftoverProcess struct {
+	PID     int    `json:"pid"`
+	Command string `json:"command"` // its command line (redacted)
+	Role    string `json:"role"`    // worker | verify
+	Ended   bool   `json:"ended"`   // hub ended it; false: it survived, and this says so
 }
 
 // RefChange is one ref that moved while a job ran.

@@ -604,6 +604,10 @@ export interface Observed {
   user_checkout_dirty: boolean;
   /** RefChanges are refs other than the job's branch that moved while it ran (checked when the worker runs unsandboxed, where it could move them). */
   ref_changes?: RefChange[];
+  /** GitRepairs are the parts of the job's git state the worker changed (its HEAD, its .git file, its git dir's links or config) that hub put back before it committed the worker's files onto the job's branch. */
+  git_repairs?: GitRepair[];
+  /** Leftovers are processes of the job still alive after the command they belonged to (the worker, verify) ended: hub ended them, or says it could not. */
+  leftover_processes?: LeftoverProcess[];
 }
 
 /** ObservedCommand is a process hub ran or watched, with its outcome. */
@@ -628,6 +632,27 @@ export interface RefChange {
   before?: string;
   /** empty: the ref was deleted */
   after?: string;
+}
+
+/** GitRepair is one part of a job's git state that the worker changed and hub put back. */
+export interface GitRepair {
+  /** HEAD | .git | commondir | gitdir | config | hooks | objects | branch */
+  what: string;
+  /** what hub found, e.g. "detached at 1a2b3c4d5e6f" */
+  found: string;
+  /** what hub did about it */
+  done: string;
+}
+
+/** LeftoverProcess is a process a command of the job left running after it exited. */
+export interface LeftoverProcess {
+  pid: number;
+  /** its command line (redacted) */
+  command: string;
+  /** worker | verify */
+  role: string;
+  /** hub ended it; false: it survived, and this says so */
+  ended: boolean;
 }
 
 /** Claimed is what the worker said, unverified. */
