@@ -17,11 +17,15 @@ var safeConfig = []string{
 	"-c", "core.hooksPath=/dev/null",
 	"-c", "core.fsmonitor=false",
 	"-c", "commit.gpgsign=false",
+	"-c", "gc.auto=0",
+	"-c", "maintenance.auto=false",
 }
 
 // locationEnv are variables that would point git somewhere other than the
-// directory gitx names (they are set, for instance, inside a git hook). gitx
-// always works on the directory it is given, so it drops them.
+// directory gitx names, or add configuration to it (they are set, for
+// instance, inside a git hook). gitx always works on the directory it is
+// given, with the configuration its repository has, so it drops them (and
+// GIT_CONFIG_KEY_<n>/GIT_CONFIG_VALUE_<n>).
 var locationEnv = map[string]bool{
 	"GIT_DIR":                          true,
 	"GIT_WORK_TREE":                    true,
@@ -31,6 +35,13 @@ var locationEnv = map[string]bool{
 	"GIT_COMMON_DIR":                   true,
 	"GIT_NAMESPACE":                    true,
 	"GIT_PREFIX":                       true,
+	"GIT_CEILING_DIRECTORIES":          true,
+	"GIT_CONFIG":                       true,
+	"GIT_CONFIG_PARAMETERS":            true,
+	"GIT_CONFIG_COUNT":                 true,
+	"GIT_REPLACE_REF_BASE":             true,
+	"GIT_SHALLOW_FILE":                 true,
+	"GIT_QUARANTINE_PATH":              true,
 }
 
 // waitDelay bounds how long a cancelled git may keep its output pipes open
@@ -52,6 +63,7 @@ type runOpts struct {
 	config []string  // more "-c key=value" pairs, already split ("-c", "k=v")
 	env    []string  // more KEY=value entries; they override the inherited ones
 	stdin  io.Reader // nil: no input
+	stdout io.Writer // nil: returned by runGit
 }
 
 func runGit(ctx context.Context, dir string, o runOpts, args ...string) ([]byte, error) {
@@ -68,6 +80,9 @@ func runGit(ctx context.Context, dir string, o runOpts, args ...string) ([]byte,
 	killGroupOnCancel(cmd)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if o.stdout != nil {
+		cmd.Stdout = o.stdout
+	}
 
 	err := cmd.Run()
 	if err == nil {
@@ -89,11 +104,13 @@ func gitEnv(extra []string) []string {
 	env := make([]string, 0, len(base)+len(extra)+2)
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
-		if !locationEnv[k] {
+		if !locationEnv[k] && !strings.HasPrefix(k, "GIT_CONFIG_KEY_") && !strings.HasPrefix(k, "GIT_CONFIG_VALUE_") {
 			env = append(env, kv)
 		}
 	}
-	env = append(env, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
+	// Replacement refs (`git replace`) never change what hub reads or
+	// commits: hub's view of a commit is the object itself.
+	env = append(env, "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "GIT_NO_REPLACE_OBJECTS=1")
 	return append(env, extra...) // exec keeps the last value of a duplicated key
 }
 

@@ -1,0 +1,550 @@
+package gitx
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Repair is one part of a checkout's git state that the worker changed,
+// what hub found and what it did about it.
+type Repair struct{ What, Found, Done string }
+
+// CommitOptions say how Commit records a checkout.
+type CommitOptions struct {
+	Message string
+	Who     Identity
+	// Base is the commit the job started from: the branch is put back
+	// there if the worker deleted it.
+	Base string
+	// Scratch is a folder of hub's own (not the worker's) where a private
+	// checkout's objects are copied before they are read; it is emptied.
+	Scratch string
+	// Before are the refs of the user's repository before the run (a
+	// linked checkout's worker could move them): commits reachable from
+	// them are not the worker's.
+	Before map[string]string
+}
+
+// CommitResult is what Commit did.
+type CommitResult struct {
+	Head      string // the branch's tip afterwards
+	Committed bool   // hub committed files the worker left
+	Repairs   []Repair
+}
+
+// Commit records what the worker left in the checkout on its branch, from
+// hub's own view, whatever the worker did to its git state: for a private
+// checkout it first copies the worker's commits into the user's repository
+// (checking every object), then it takes the worker's commits onto the
+// branch (also those made on a detached HEAD or another branch it made),
+// commits the work tree's files with hub's index on top, moves the branch
+// (only if nobody else moved it meanwhile), and puts the worker's git state
+// back: the .git file, the git dir's HEAD and links, its index. Every
+// change it undid is in the result's Repairs. It never commits anywhere but
+// the branch.
+//
+// Files inside a submodule's folder that is not checked out cannot be on
+// the branch: Commit then fails with an error naming them, after committing
+// everything else, and leaves them in place.
+func (c *Checkout) Commit(ctx context.Context, o CommitOptions) (CommitResult, error) {
+	var res CommitResult
+	if c.Branch == "" {
+		return res, errors.New("commit: a detached checkout has no branch to commit on")
+	}
+	ref := "refs/heads/" + c.Branch
+	tip0, err := c.revParse(ctx, ref)
+	if err != nil {
+		return res, err
+	}
+	tip := tip0
+	if tip == "" {
+		if o.Base == "" {
+			return res, fmt.Errorf("commit: branch %s is gone and no base is known to put it back at", c.Branch)
+		}
+		res.Repairs = append(res.Repairs, Repair{What: "branch", Found: c.Branch + " was deleted", Done: "recreated it at the job's base " + short(o.Base)})
+		tip = o.Base
+	}
+	have := []string{tip}
+	if o.Base != "" && o.Base != tip {
+		have = append(have, o.Base)
+	}
+
+	headRef, headSHA, headWhat := c.workerHead()
+	if c.Private {
+		// The worker's branch and HEAD in its own git dir: what it committed.
+		privTip, _ := c.privateRef(ref)
+		var tips []string
+		for _, s := range []string{privTip, headSHA} {
+			if s != "" && !slices.Contains(tips, s) && !slices.Contains(have, s) {
+				tips = append(tips, s)
+			}
+		}
+		if headRef != "" && headRef != ref {
+			if s, _ := c.privateRef(headRef); s != "" && !slices.Contains(tips, s) && !slices.Contains(have, s) {
+				tips = append(tips, s)
+				headSHA = s
+			}
+		}
+		if len(tips) > 0 {
+			if err := c.importCommits(ctx, o.Scratch, tips, have); err != nil {
+				res.Repairs = append(res.Repairs, Repair{What: "objects", Found: "the worker's commits could not be taken: " + err.Error(),
+					Done: "committed its files onto " + c.Branch + " without them"})
+				privTip, headSHA = "", ""
+			}
+		}
+		if privTip != "" && privTip != tip {
+			tip = privTip // its own branch, moved in its sandbox as it would have been in place
+		}
+	} else if headRef != "" && headRef != ref {
+		headSHA, _ = c.revParse(ctx, headRef)
+	}
+
+	// A HEAD off the branch: the worker's commits there are taken onto it.
+	var second string
+	if headWhat != "" {
+		r := Repair{What: "HEAD", Found: headWhat, Done: "put it back on " + c.Branch}
+		if headSHA != "" && headSHA != tip {
+			if ok, _ := IsAncestor(ctx, c.Repo.Top, headSHA, tip); !ok && c.hasNewCommits(ctx, headSHA, append(slices.Clone(have), tip), o.Before) {
+				if ok, _ := IsAncestor(ctx, c.Repo.Top, tip, headSHA); ok {
+					tip = headSHA
+					r.Done += "; its commits there are on " + c.Branch
+				} else {
+					second = headSHA
+					r.Done += "; its commits there are kept as the second parent of hub's commit"
+				}
+			}
+		}
+		res.Repairs = append(res.Repairs, r)
+	}
+
+	// The files, from hub's index: what the work tree holds, on top of tip.
+	opts := c.hubOpts()
+	if _, err := os.Stat(c.Index); err == nil {
+		_, err = runGit(ctx, c.Dir, opts, "read-tree", "-m", tip)
+		if err != nil {
+			_, err = runGit(ctx, c.Dir, opts, "read-tree", tip)
+		}
+		if err != nil {
+			return res, err
+		}
+	} else if _, err := runGit(ctx, c.Dir, opts, "read-tree", tip); err != nil {
+		return res, err
+	}
+	if _, err := runGit(ctx, c.Dir, opts, "add", "-A"); err != nil {
+		return res, err
+	}
+	stranded, err := c.filesInSubmodules(ctx)
+	if err != nil {
+		return res, err
+	}
+	out, err := runGit(ctx, c.Dir, opts, "write-tree")
+	if err != nil {
+		return res, err
+	}
+	tree := strings.TrimSpace(string(out))
+	head := tip
+	if tipTree, _ := c.revParse(ctx, tip+"^{tree}"); tree != tipTree || second != "" {
+		args := []string{"commit-tree", "--no-gpg-sign", tree, "-p", tip}
+		if second != "" {
+			args = append(args, "-p", second)
+		}
+		co := opts
+		co.env = append(slices.Clone(opts.env),
+			"GIT_AUTHOR_NAME="+o.Who.Name, "GIT_AUTHOR_EMAIL="+o.Who.Email,
+			"GIT_COMMITTER_NAME="+o.Who.Name, "GIT_COMMITTER_EMAIL="+o.Who.Email)
+		co.stdin = strings.NewReader(o.Message)
+		out, err := runGit(ctx, c.Dir, co, args...)
+		if err != nil {
+			return res, err
+		}
+		head, res.Committed = strings.TrimSpace(string(out)), true
+	}
+	if head != tip0 {
+		// Moves the branch only from where it was read: a branch moved by
+		// someone else meanwhile is an error, not a lost commit.
+		if _, err := runGit(ctx, c.Repo.Top, runOpts{env: []string{"GIT_DIR=" + c.Repo.CommonDir}},
+			"update-ref", "-m", "hub: "+firstLine(o.Message), ref, head, tip0); err != nil {
+			return res, err
+		}
+	}
+	res.Head = head
+	res.Repairs = append(res.Repairs, c.restore(ctx, head, headWhat != "")...)
+	if len(stranded) > 0 {
+		return res, &StrandedError{Paths: stranded}
+	}
+	return res, nil
+}
+
+// StrandedError names files the worker wrote inside submodule folders that
+// are not checked out, which no commit of the job's branch can hold.
+type StrandedError struct{ Paths []string }
+
+func (e *StrandedError) Error() string {
+	return fmt.Sprintf("files inside submodule folders that are not checked out cannot be committed: %s; they stay in the worktree",
+		strings.Join(e.Paths, ", "))
+}
+
+// filesInSubmodules lists files in the work tree below a submodule entry
+// of hub's index (mode 160000) whose folder is not a checkout of its own:
+// git skips them silently.
+func (c *Checkout) filesInSubmodules(ctx context.Context) ([]string, error) {
+	if _, err := os.Lstat(filepath.Join(c.Dir, ".gitmodules")); err != nil {
+		return nil, nil // no submodules to look under (the usual case: no list of the whole index)
+	}
+	out, err := runGit(ctx, c.Dir, c.hubOpts(), "ls-files", "-s", "-z")
+	if err != nil {
+		return nil, err
+	}
+	var stranded []string
+	for _, e := range splitNUL(out) {
+		meta, path, ok := strings.Cut(string(e), "\t")
+		if !ok || !strings.HasPrefix(meta, "160000 ") {
+			continue
+		}
+		dir := filepath.Join(c.Dir, filepath.FromSlash(path))
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			continue // a checked-out submodule: its own repository holds its files
+		}
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() || len(stranded) >= 20 {
+				return nil
+			}
+			if rel, err := filepath.Rel(c.Dir, p); err == nil {
+				stranded = append(stranded, filepath.ToSlash(rel))
+			}
+			return nil
+		})
+	}
+	return stranded, nil
+}
+
+// revParse resolves rev to an object id in the user's repository, "" when
+// it names nothing.
+func (c *Checkout) revParse(ctx context.Context, rev string) (string, error) {
+	if err := checkRev("revision", rev); err != nil {
+		return "", err
+	}
+	out, err := runGit(ctx, c.Repo.Top, runOpts{env: []string{"GIT_DIR=" + c.Repo.CommonDir, "GIT_OPTIONAL_LOCKS=0"}},
+		"rev-parse", "--verify", "--quiet", "--end-of-options", rev)
+	if exitCode(err) == 1 {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// hasNewCommits reports whether commit x has history that is neither on
+// the commits known nor on any ref that existed before the run: the
+// worker's own.
+func (c *Checkout) hasNewCommits(ctx context.Context, x string, known []string, before map[string]string) bool {
+	args := append([]string{"rev-list", "--count", x, "--not"}, known...)
+	for _, sha := range before {
+		if objectID.MatchString(sha) {
+			args = append(args, sha)
+		}
+	}
+	out, err := runGit(ctx, c.Repo.Top, runOpts{env: []string{"GIT_DIR=" + c.Repo.CommonDir, "GIT_OPTIONAL_LOCKS=0"}}, args...)
+	return err == nil && strings.TrimSpace(string(out)) != "0"
+}
+
+var objectID = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+
+// readSmall reads a small regular file as data: never through a symlink,
+// never more than max bytes.
+func readSmall(path string, max int64) (string, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file (%s)", path, fi.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return "", err
+	}
+	if int64(len(b)) > max {
+		return "", fmt.Errorf("%s is over %d bytes", path, max)
+	}
+	return string(b), nil
+}
+
+// workerHead reads the checkout's HEAD as the worker left it, as data.
+// When it is not on the branch it returns the ref or the commit it names
+// instead, and what says so ("" when HEAD is on the branch).
+func (c *Checkout) workerHead() (ref, sha, what string) {
+	want := "refs/heads/" + c.Branch
+	s, err := readSmall(filepath.Join(c.GitDir, "HEAD"), 4096)
+	if err != nil {
+		return "", "", "HEAD was unreadable (" + err.Error() + ")"
+	}
+	s = strings.TrimSpace(s)
+	if r, ok := strings.CutPrefix(s, "ref:"); ok {
+		r = strings.TrimSpace(r)
+		if r == want {
+			return r, "", ""
+		}
+		if !validRefName(r) {
+			return "", "", fmt.Sprintf("HEAD named %q, not a branch", cut(r, 80))
+		}
+		return r, "", "HEAD was on " + r
+	}
+	if objectID.MatchString(s) {
+		return "", s, "HEAD was detached at " + short(s)
+	}
+	return "", "", fmt.Sprintf("HEAD held %q", cut(s, 80))
+}
+
+// validRefName accepts the ref names hub resolves from a worker's HEAD: a
+// branch or another ref under refs/, nothing git could read as an option
+// or a path out of refs/.
+func validRefName(r string) bool {
+	return strings.HasPrefix(r, "refs/") && !strings.Contains(r, "..") && !strings.ContainsAny(r, " ~^:?*[\\\x00\x7f") &&
+		!strings.HasSuffix(r, "/") && !strings.HasSuffix(r, ".lock") && len(r) < 1024 && !strings.ContainsFunc(r, func(r rune) bool { return r < ' ' })
+}
+
+// privateRef reads ref from a private checkout's git dir as data: its
+// loose file, else its line in packed-refs. "" when it is not there.
+func (c *Checkout) privateRef(ref string) (string, error) {
+	if !validRefName(ref) {
+		return "", fmt.Errorf("bad ref name %q", ref)
+	}
+	if s, err := readSmall(filepath.Join(c.GitDir, filepath.FromSlash(ref)), 256); err == nil {
+		s = strings.TrimSpace(s)
+		if objectID.MatchString(s) {
+			return s, nil
+		}
+		return "", fmt.Errorf("%s holds %q, not a commit id", ref, cut(s, 80))
+	}
+	packed, err := readSmall(filepath.Join(c.GitDir, "packed-refs"), 16<<20)
+	if err != nil {
+		return "", nil
+	}
+	for _, l := range strings.Split(packed, "\n") {
+		if sha, name, ok := strings.Cut(strings.TrimSpace(l), " "); ok && name == ref && objectID.MatchString(sha) {
+			return sha, nil
+		}
+	}
+	return "", nil
+}
+
+var (
+	looseDir  = regexp.MustCompile(`^[0-9a-f]{2}$`)
+	looseName = regexp.MustCompile(`^([0-9a-f]{38}|[0-9a-f]{62})$`)
+	packName  = regexp.MustCompile(`^pack-[0-9a-f]{40,64}\.(pack|idx)$`)
+)
+
+// importCommits copies the objects the commits tips add to the user's
+// repository from a private checkout's object store. The store is the
+// worker's: hub copies its object files (regular files with object names
+// only, nothing of its info/, so no alternates it planted) into scratch,
+// packs what tips reach beyond have from there, and unpacks it into the
+// user's repository with git checking every object (--strict: content
+// and links). It then checks each tip is a commit there.
+func (c *Checkout) importCommits(ctx context.Context, scratch string, tips, have []string) error {
+	if scratch == "" {
+		return errors.New("no folder to copy the worker's objects into")
+	}
+	if err := os.RemoveAll(scratch); err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	q := filepath.Join(scratch, "objects")
+	if err := os.MkdirAll(filepath.Join(q, "pack"), 0o700); err != nil {
+		return err
+	}
+	src := filepath.Join(c.GitDir, "objects")
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return fmt.Errorf("read the worker's objects: %w", err)
+	}
+	for _, e := range ents {
+		switch {
+		case looseDir.MatchString(e.Name()) && e.Type().IsDir():
+			files, err := os.ReadDir(filepath.Join(src, e.Name()))
+			if err != nil {
+				return err
+			}
+			for _, f := range files {
+				if !looseName.MatchString(f.Name()) || !f.Type().IsRegular() {
+					continue
+				}
+				if err := os.MkdirAll(filepath.Join(q, e.Name()), 0o700); err != nil {
+					return err
+				}
+				if err := copyFile(filepath.Join(src, e.Name(), f.Name()), filepath.Join(q, e.Name(), f.Name())); err != nil {
+					return err
+				}
+			}
+		case e.Name() == "pack" && e.Type().IsDir():
+			files, err := os.ReadDir(filepath.Join(src, "pack"))
+			if err != nil {
+				return err
+			}
+			for _, f := range files {
+				if packName.MatchString(f.Name()) && f.Type().IsRegular() {
+					if err := copyFile(filepath.Join(src, "pack", f.Name()), filepath.Join(q, "pack", f.Name())); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	var revs strings.Builder
+	for _, t := range tips {
+		if !objectID.MatchString(t) {
+			return fmt.Errorf("%q is not an object id", t)
+		}
+		revs.WriteString(t + "\n")
+	}
+	for _, h := range have {
+		revs.WriteString("^" + h + "\n")
+	}
+	packPath := filepath.Join(scratch, "import.pack")
+	pf, err := os.Create(packPath)
+	if err != nil {
+		return err
+	}
+	defer pf.Close()
+	user := []string{"GIT_DIR=" + c.Repo.CommonDir}
+	if _, err := runGit(ctx, c.Repo.Top, runOpts{env: append(slices.Clone(user), "GIT_ALTERNATE_OBJECT_DIRECTORIES="+q),
+		stdin: strings.NewReader(revs.String()), stdout: pf}, "pack-objects", "--revs", "--stdout", "-q"); err != nil {
+		return err
+	}
+	var hdr [12]byte
+	if _, err := pf.ReadAt(hdr[:], 0); err != nil || !bytes.Equal(hdr[:4], []byte("PACK")) {
+		return fmt.Errorf("git pack-objects wrote no pack (%v)", err)
+	}
+	if n := binary.BigEndian.Uint32(hdr[8:]); n > 0 {
+		if _, err := pf.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		// As a fetch does: a few objects loose, many as a pack of their own.
+		args := []string{"unpack-objects", "-q", "--strict"}
+		if n >= 100 {
+			args = []string{"index-pack", "--stdin", "--strict"}
+		}
+		if _, err := runGit(ctx, c.Repo.Top, runOpts{env: user, stdin: pf}, args...); err != nil {
+			return err
+		}
+	}
+	for _, t := range tips {
+		if _, err := runGit(ctx, c.Repo.Top, runOpts{env: user}, "cat-file", "-e", t+"^{commit}"); err != nil {
+			return fmt.Errorf("%s is not a commit in %s after the copy", short(t), c.Repo.Top)
+		}
+	}
+	return nil
+}
+
+// restore puts the worker's git state back as hub made it, the branch at
+// head: the .git file; for a linked checkout its git dir's HEAD, commondir
+// and gitdir links; for a private one its whole git dir, written anew (the
+// objects the worker made are in the user's repository by now); and the
+// index, a copy of hub's. headSeen says Commit already reported HEAD.
+func (c *Checkout) restore(ctx context.Context, head string, headSeen bool) []Repair {
+	var reps []Repair
+	note := func(what, found, done string) { reps = append(reps, Repair{What: what, Found: found, Done: done}) }
+	if s, err := readSmall(filepath.Join(c.Dir, ".git"), 4096); err != nil {
+		note(".git", describeMissing(err), "wrote it anew, naming "+c.GitDir)
+	} else if s != c.gitFile() {
+		note(".git", fmt.Sprintf("it said %q", cut(strings.TrimSpace(s), 120)), "rewrote it to name "+c.GitDir)
+	}
+	if err := c.writeGitFile(); err != nil {
+		note(".git", "it could not be rewritten", err.Error())
+	}
+	if c.Private {
+		if s, err := readSmall(filepath.Join(c.GitDir, "config"), 1<<20); err != nil || s != string(c.privateConfig(ctx)) {
+			note("config", "the worker changed its git config", "wrote hub's anew")
+		}
+		if ents, _ := os.ReadDir(filepath.Join(c.GitDir, "hooks")); len(ents) > 0 {
+			note("hooks", fmt.Sprintf("%d files in its git dir's hooks/", len(ents)), "removed them")
+		}
+		if s, err := readSmall(filepath.Join(c.GitDir, "objects", "info", "alternates"), 1<<16); err != nil ||
+			s != filepath.Join(c.Repo.CommonDir, "objects")+"\n" {
+			note("alternates", "the worker changed its objects' alternates", "wrote hub's anew")
+		}
+		old := c.GitDir + ".old"
+		_ = os.RemoveAll(old)
+		if err := os.Rename(c.GitDir, old); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			note("git dir", "it could not be moved aside", err.Error())
+		}
+		if err := c.writePrivateGitDir(ctx, head); err != nil {
+			note("git dir", "it could not be written anew", err.Error())
+		}
+		_ = os.RemoveAll(old)
+	} else {
+		_ = os.MkdirAll(c.GitDir, 0o755)
+		gitFile := filepath.Join(c.Dir, ".git")
+		links := []struct {
+			name, body, done string
+			ok               func(string) bool
+		}{
+			{"HEAD", "ref: refs/heads/" + c.Branch + "\n", "put it back on " + c.Branch,
+				func(s string) bool { return strings.TrimSpace(s) == "ref: refs/heads/"+c.Branch }},
+			{"commondir", "../..\n", "pointed it back at " + c.Repo.CommonDir,
+				func(s string) bool {
+					return filepath.Clean(resolveFrom(c.GitDir, strings.TrimSpace(s))) == c.Repo.CommonDir
+				}},
+			{"gitdir", gitFile + "\n", "pointed it back at " + gitFile,
+				func(s string) bool { return filepath.Clean(strings.TrimSpace(s)) == gitFile }},
+		}
+		for _, l := range links {
+			s, err := readSmall(filepath.Join(c.GitDir, l.name), 4096)
+			if err == nil && l.ok(s) {
+				continue
+			}
+			if !(l.name == "HEAD" && headSeen) {
+				found := fmt.Sprintf("it said %q", cut(strings.TrimSpace(s), 120))
+				if err != nil {
+					found = describeMissing(err)
+				}
+				note(l.name, found, l.done)
+			}
+			if err := replaceFile(filepath.Join(c.GitDir, l.name), []byte(l.body), 0o644); err != nil {
+				note(l.name, "it could not be rewritten", err.Error())
+			}
+		}
+	}
+	if err := copyFile(c.Index, filepath.Join(c.GitDir, "index")); err != nil {
+		note("index", "the worktree's index could not be replaced", err.Error())
+	}
+	return reps
+}
+
+func describeMissing(err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return "it was gone"
+	}
+	return err.Error()
+}
+
+func short(sha string) string { return sha[:min(12, len(sha))] }
+
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return cut(l, 100)
+}

@@ -1,0 +1,127 @@
+package gitx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+)
+
+// readOpts is hubOpts for commands that only read: no optional locks, so
+// nothing is written (not even hub's index) while a worker may be at work.
+func (c *Checkout) readOpts() runOpts {
+	o := c.hubOpts()
+	o.env = append(o.env, "GIT_OPTIONAL_LOCKS=0")
+	return o
+}
+
+// Changes lists the files of the work tree that differ from the commit
+// base — committed or not, untracked files included, ignored ones left
+// out — as hub sees them: through hub's index, never the checkout's own git
+// dir. Added and Deleted are not counted.
+func (c *Checkout) Changes(ctx context.Context, base string) ([]FileChange, error) {
+	if err := checkRev("base", base); err != nil {
+		return nil, err
+	}
+	args := append([]string{"diff"}, diffSafe...)
+	ns, err := runGit(ctx, c.Dir, c.readOpts(), append(args, "-z", "-M", "--name-status", base, "--")...)
+	if err != nil {
+		return nil, err
+	}
+	files, err := mergeDiff(ns, nil)
+	if err != nil {
+		return nil, err
+	}
+	others, err := c.untracked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range others {
+		files = append(files, FileChange{Path: p, Change: "added"})
+	}
+	slices.SortFunc(files, func(a, b FileChange) int { return strings.Compare(a.Path, b.Path) })
+	return files, nil
+}
+
+// untracked lists the files of the work tree hub's index does not hold,
+// ignored ones left out.
+func (c *Checkout) untracked(ctx context.Context) ([]string, error) {
+	out, err := runGit(ctx, c.Dir, c.readOpts(), "ls-files", "-z", "--others", "--exclude-standard")
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, p := range splitNUL(out) {
+		paths = append(paths, string(p))
+	}
+	return paths, nil
+}
+
+// Dirty reports whether the work tree differs from the branch's tip: a
+// change made after hub's last commit (by the user, or a process that
+// outlived the worker). A detached checkout is compared with rev.
+func (c *Checkout) Dirty(ctx context.Context, rev string) (bool, error) {
+	if rev == "" {
+		if c.Branch == "" {
+			return false, errors.New("dirty: a detached checkout needs a commit to compare with")
+		}
+		rev = "refs/heads/" + c.Branch
+	}
+	if err := checkRev("revision", rev); err != nil {
+		return false, err
+	}
+	_, err := runGit(ctx, c.Dir, c.readOpts(), "diff-index", "--quiet", "--ignore-submodules=none", rev, "--")
+	switch {
+	case exitCode(err) == 1:
+		return true, nil
+	case err != nil:
+		return false, err
+	}
+	others, err := c.untracked(ctx)
+	return len(others) > 0, err
+}
+
+// HeadOnBranch reports whether the checkout's HEAD names its branch (read
+// as data, the way the worker left it), and otherwise what it found.
+func (c *Checkout) HeadOnBranch() (bool, string) {
+	_, _, what := c.workerHead()
+	return what == "", what
+}
+
+// Remove removes the checkout: a linked worktree through `git worktree
+// remove --force` (the caller decided it may go; it holds the repository's
+// lock), a private one with its git dir; hub's index goes too. A checkout
+// already gone is only pruned.
+func (c *Checkout) Remove(ctx context.Context) error {
+	var err error
+	if c.Private {
+		err = errors.Join(os.RemoveAll(c.Dir), os.RemoveAll(c.GitDir))
+	} else {
+		// git reads the worktree's own files to remove it: put back what a
+		// worker may have broken, so git removes this worktree and no other.
+		if _, statErr := os.Lstat(c.Dir); statErr == nil {
+			_ = c.writeGitFile()
+			if _, e := os.Stat(c.GitDir); e == nil {
+				_ = replaceFile(c.GitDir+"/gitdir", []byte(c.Dir+"/.git\n"), 0o644)
+				_ = replaceFile(c.GitDir+"/commondir", []byte("../..\n"), 0o644)
+			}
+		}
+		err = RemoveWorktree(ctx, c.Repo, c.Dir, true)
+		if err != nil {
+			// A worktree git no longer knows: remove the files, then the entry.
+			if rmErr := os.RemoveAll(c.Dir); rmErr == nil {
+				err = pruneWorktrees(ctx, c.Repo)
+			}
+		}
+	}
+	if rmErr := os.Remove(c.Index); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+		err = errors.Join(err, rmErr)
+	}
+	if err != nil {
+		return fmt.Errorf("remove checkout %s: %w", c.Dir, err)
+	}
+	return nil
+}
