@@ -30,14 +30,17 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GIT_COMMITTER_NAME", "test")
 			env.Setenv("GIT_COMMITTER_EMAIL", "test@localhost")
 			env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+env.Getenv("PATH"))
-			env.Defer(func() { stopDaemon(home) })
+			// Every process of the script's world, the daemon of any
+			// HUB_HOME under $WORK included (a stray one would be a bug).
+			env.Defer(func() { stopDaemon(env.WorkDir + string(os.PathSeparator)) })
 			return nil
 		},
 	})
 }
 
-// stopDaemon ends the script's daemon and shims, so none outlives the test.
-func stopDaemon(home string) {
-	e := &hubtest.Env{Home: home}
+// stopDaemon ends the daemons and shims whose environment names dir (or
+// a path under it), so none outlives the test.
+func stopDaemon(dir string) {
+	e := &hubtest.Env{Home: dir}
 	e.Shutdown(nil)
 }

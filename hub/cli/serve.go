@@ -65,6 +65,11 @@ func newServeCmd(ios *IO) *cobra.Command {
 		Short: "Run the hub daemon for HUB_HOME (clients start it when needed)",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if id := os.Getenv(client.JobEnv); id != "" {
+				// A daemon started by a worker would run below the job's
+				// shim, and die with the job.
+				return fmt.Errorf("inside a hub job (%s=%s) hub does not start a daemon: start it from outside the job", client.JobEnv, id)
+			}
 			paths, err := config.Resolve()
 			if err != nil {
 				return err

@@ -20,9 +20,19 @@ import (
 	"github.com/hub-agents/hub/hub/rpc"
 )
 
+// JobEnv names the variable that is set inside a hub job (its id): a
+// worker's commands run with it, and then a client never starts a daemon.
+const JobEnv = "HUB_JOB"
+
+// ErrNoDaemonInJob means no daemon answered a client running inside a hub
+// job, where it does not start one.
+var ErrNoDaemonInJob = errors.New("no hub daemon answers, and inside a hub job hub does not start one")
+
 // Options for Connect.
 type Options struct {
-	// AutoStart starts `hub serve` when no daemon answers.
+	// AutoStart starts `hub serve` when no daemon answers, except inside a
+	// hub job (JobEnv is set): a worker's `hub` reaches the daemon of its
+	// HUB_HOME, or fails; it never starts a stray daemon of its own.
 	AutoStart bool
 	// HubBinary runs the daemon; default os.Executable.
 	HubBinary string
@@ -45,6 +55,9 @@ type Client struct {
 func Connect(ctx context.Context, paths config.Paths, o Options) (*Client, error) {
 	c, err := dial(ctx, paths, o)
 	if err != nil && o.AutoStart && daemonAbsent(err) {
+		if id := os.Getenv(JobEnv); id != "" {
+			return nil, inJob(paths, id, err)
+		}
 		// Nothing answers, or what answered went away mid-handshake (a
 		// daemon dying as we dialled): start one; its lock keeps it single.
 		if err := startDaemon(paths, o); err != nil {
@@ -56,6 +69,14 @@ func Connect(ctx context.Context, paths config.Paths, o Options) (*Client, error
 		return nil, err
 	}
 	return c, nil
+}
+
+// inJob is the error of a client inside job id that found no daemon.
+func inJob(paths config.Paths, id string, err error) error {
+	return fmt.Errorf("%w (%s=%s; %v). Inside a sandboxed job the daemon's socket is out of reach: "+
+		"`hub ask` and `hub progress` work there, through HUB_SOCKET. Otherwise HUB_HOME (%s) is not the home of the daemon that runs this job, "+
+		"or that daemon has stopped: start it from outside the job (`hub serve`, or any hub command there)",
+		ErrNoDaemonInJob, JobEnv, id, err, paths.Home)
 }
 
 func daemonAbsent(err error) bool {

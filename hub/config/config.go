@@ -46,8 +46,14 @@ func Resolve() (Paths, error) {
 	return Paths{Home: h}, nil
 }
 
-// Ensure creates HUB_HOME with mode 0700 (tightening it when it is ours and looser).
+// Ensure creates HUB_HOME with mode 0700 (tightening it when it is ours and
+// looser). It refuses a HUB_HOME inside a git working tree (see
+// OutsideGit) before it makes anything. The daemon calls it when it
+// starts, and so does every hub command that starts a daemon.
 func (p Paths) Ensure() error {
+	if err := p.OutsideGit(); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(p.Home, 0o700); err != nil {
 		return fmt.Errorf("create HUB_HOME %s: %w", p.Home, err)
 	}
@@ -66,6 +72,87 @@ func (p Paths) Ensure() error {
 		}
 	}
 	return nil
+}
+
+// ErrInGitCheckout means HUB_HOME lies inside a git working tree.
+var ErrInGitCheckout = errors.New("HUB_HOME is inside a git checkout")
+
+// OutsideGit refuses a HUB_HOME inside a git working tree: hub keeps the
+// jobs' worktrees and hub.db there, and a commit in that checkout (a
+// dotfiles repository holding ~/.local/share, the job's own repository)
+// could take them in. It looks as git does when run in HUB_HOME: in
+// HUB_HOME and then each folder above it for a .git (a directory with a
+// HEAD, or a gitfile pointing to one), symlinks resolved, never going up
+// into a folder named in GIT_CEILING_DIRECTORIES. What lies below HUB_HOME
+// (the jobs' worktrees) does not count.
+func (p Paths) OutsideGit() error {
+	home, err := filepath.Abs(p.Home)
+	if err != nil {
+		return err
+	}
+	home = resolveExisting(home)
+	ceilings := map[string]bool{}
+	for _, c := range filepath.SplitList(os.Getenv("GIT_CEILING_DIRECTORIES")) {
+		if filepath.IsAbs(c) {
+			ceilings[filepath.Clean(c)] = true
+			ceilings[resolveExisting(filepath.Clean(c))] = true
+		}
+	}
+	for dir := home; ; {
+		if top := gitTop(dir); top != "" {
+			return fmt.Errorf("%w: HUB_HOME %s is inside the git checkout %s, where a commit could take in hub's worktrees and its database; "+
+				"set HUB_HOME to a folder outside any git checkout", ErrInGitCheckout, p.Home, top)
+		}
+		up := filepath.Dir(dir)
+		if up == dir || ceilings[up] {
+			return nil
+		}
+		dir = up
+	}
+}
+
+// gitTop returns dir when it holds a .git: a git directory (it has a HEAD)
+// or a gitfile ("gitdir: <path>", a linked worktree's or a submodule's).
+func gitTop(dir string) string {
+	dotgit := filepath.Join(dir, ".git")
+	fi, err := os.Stat(dotgit)
+	switch {
+	case err != nil:
+		return ""
+	case fi.IsDir():
+		if _, err := os.Stat(filepath.Join(dotgit, "HEAD")); err != nil {
+			return ""
+		}
+	case fi.Mode().IsRegular():
+		b := make([]byte, len("gitdir:"))
+		f, err := os.Open(dotgit)
+		if err != nil {
+			return ""
+		}
+		n, _ := f.Read(b)
+		f.Close()
+		if string(b[:n]) != "gitdir:" {
+			return ""
+		}
+	default:
+		return ""
+	}
+	return dir
+}
+
+// resolveExisting resolves the symlinks of path's longest existing prefix,
+// so a HUB_HOME not made yet is placed where it will be.
+func resolveExisting(path string) string {
+	var rest []string
+	for p := path; ; p = filepath.Dir(p) {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...)
+		}
+		if filepath.Dir(p) == p {
+			return path
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+	}
 }
 
 func (p Paths) DB() string           { return filepath.Join(p.Home, "hub.db") }

@@ -32,11 +32,11 @@ func (s *Server) handle(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request)
 	case protocol.MethodJobResult:
 		return call(ctx, req, s.result)
 	case protocol.MethodJobReply:
-		return call(ctx, req, s.reply)
+		return call(withCaller(ctx, c), req, s.reply)
 	case protocol.MethodJobSteer:
-		return call(ctx, req, s.steer)
+		return call(withCaller(ctx, c), req, s.steer)
 	case protocol.MethodJobStop:
-		return call(ctx, req, s.stop)
+		return call(withCaller(ctx, c), req, s.stop)
 	case protocol.MethodJobCleanup:
 		return call(ctx, req, s.cleanup)
 	case protocol.MethodJobEvents:

@@ -19,6 +19,9 @@ func (s *Server) reply(ctx context.Context, p protocol.ReplyParams) (*protocol.R
 	if err != nil {
 		return nil, notFound(p.ID, err)
 	}
+	if err := refuseOwnWorker(ctx, j, "reply to"); err != nil {
+		return nil, err
+	}
 	if strings.TrimSpace(p.Text) == "" {
 		return nil, invalid("text", "write the answer in words", "the reply is empty")
 	}

@@ -16,6 +16,9 @@ func (s *Server) steer(ctx context.Context, p protocol.SteerParams) (*protocol.S
 	if err != nil {
 		return nil, notFound(p.ID, err)
 	}
+	if err := refuseOwnWorker(ctx, j, "steer"); err != nil {
+		return nil, err
+	}
 	if strings.TrimSpace(p.Text) == "" {
 		return nil, invalid("text", "write the instruction in words", "the steering message is empty")
 	}

@@ -18,6 +18,9 @@ func (s *Server) stop(ctx context.Context, p protocol.IDParams) (*protocol.JobSt
 	if err != nil {
 		return nil, notFound(p.ID, err)
 	}
+	if err := refuseOwnWorker(ctx, j, "stop"); err != nil {
+		return nil, err
+	}
 	switch {
 	case j.State.Terminal():
 		return nil, wrongState("read its result, or cleanup", "job %s has already ended (%s)", j.ID, j.State)

@@ -61,6 +61,9 @@ func TestStartRefusals(t *testing.T) {
 		{"empty task", with(func(p *protocol.StartParams) { p.Task = "  \n" }), protocol.CodeInvalidParams, "task", "empty"},
 		{"huge task", with(func(p *protocol.StartParams) { p.Task = strings.Repeat("x", 5<<20) }), protocol.CodeInvalidParams, "task", "limit"},
 		{"exec without command", with(func(p *protocol.StartParams) { p.Exec = "" }), protocol.CodeInvalidParams, "engine", "needs a command"},
+		// sh -c gets the command as one argument, and Linux runs none of 128 KiB or more (E2BIG).
+		{"exec too long to run", with(func(p *protocol.StartParams) { p.Exec = ": " + strings.Repeat("x", 128<<10) }), protocol.CodeInvalidParams, "exec", "at most 131071 bytes"},
+		{"verify too long to run", with(func(p *protocol.StartParams) { p.Verify = "true " + strings.Repeat("x", 200<<10) }), protocol.CodeInvalidParams, "verify", "at most 131071 bytes"},
 		{"negative timeout", with(func(p *protocol.StartParams) { p.TimeoutS = -5 }), protocol.CodeInvalidParams, "timeout_s", "negative"},
 		{"unknown kind", with(func(p *protocol.StartParams) { p.Kind = "delete" }), protocol.CodeInvalidParams, "kind", "unknown kind"},
 	} {

@@ -22,6 +22,11 @@ import (
 // HUB_TASK, and Linux refuses a single environment string over 128 KiB.
 const MaxTaskBytes = 100 << 10
 
+// MaxCommandBytes bounds exec and verify: each runs as `sh -c <command>`,
+// one argument, and Linux refuses a single argument of MAX_ARG_STRLEN
+// (128 KiB, its terminating NUL included) or more.
+const MaxCommandBytes = 128<<10 - 1
+
 // Limits on timeouts a caller may ask for.
 const maxTimeoutS = 7 * 24 * 3600
 
@@ -84,6 +89,11 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 	}
 	if strings.ContainsRune(p.Verify, 0) {
 		return nil, bad("verify", "pass a shell command", "verify contains a NUL byte")
+	}
+	for _, c := range []struct{ field, cmd string }{{"exec", p.Exec}, {"verify", p.Verify}} {
+		if err := commandSize(c.field, c.cmd); err != nil {
+			return nil, err
+		}
 	}
 	for _, f := range p.Files {
 		if f == "" || filepath.IsAbs(f) || strings.HasPrefix(filepath.Clean(f), "..") {
@@ -310,6 +320,17 @@ func routeRefusal(d router.Decision) *FieldError {
 		}
 	}
 	return refused("engine", hint, "%s", d.Refusal)
+}
+
+// commandSize refuses a command too long to run: the shell gets it as one
+// argument, which Linux caps, and would fail only after the worktree was made.
+func commandSize(field, cmd string) *FieldError {
+	if len(cmd) <= MaxCommandBytes {
+		return nil
+	}
+	return bad(field, "put the commands in a script in the repository, commit it, and run that (for example `sh ./scripts/"+field+".sh`)",
+		"%s is %s; a command may be at most %d bytes, the longest single argument Linux runs (sh -c gets it whole)",
+		field, byteSize(len(cmd)), MaxCommandBytes)
 }
 
 func repoHint(err error) string {

@@ -103,6 +103,8 @@ type Conn struct {
 
 	valuesMu sync.Mutex
 	values   map[any]any
+
+	peerPID int // see PeerPID
 }
 
 type queuedNotif struct {
@@ -131,6 +133,7 @@ func newConn(ctx context.Context, rwc io.ReadWriteCloser, h Handler, opts *Optio
 		maxPending: o.MaxPending,
 		inflight:   map[jsonrpc2.ID]context.CancelCauseFunc{},
 		notifWake:  make(chan struct{}, 1),
+		peerPID:    peerPID(rwc),
 	}
 	if o.Logger != nil {
 		c.log = *o.Logger
@@ -205,6 +208,15 @@ func (c *Conn) Close() error {
 // DisconnectNotify returns a channel that is closed when the connection is
 // closed, by either end.
 func (c *Conn) DisconnectNotify() <-chan struct{} { return c.jc.DisconnectNotify() }
+
+// PeerPID is the pid of the process at the other end, when the connection
+// is a unix socket: the process that connected (for a server's Conn) or
+// that listened (for a client's), as the kernel recorded it at connect time
+// (SO_PEERCRED), in this process's pid namespace. It is 0 when not known: no
+// unix socket, not Linux, or a peer in a pid namespace this process cannot
+// see. The peer may have exited since, and its pid been reused: check its
+// start time (hub/proc) before trusting the number.
+func (c *Conn) PeerPID() int { return c.peerPID }
 
 // SetValue stores per-connection user data under key; a nil v deletes it.
 func (c *Conn) SetValue(key, v any) {

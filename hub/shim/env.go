@@ -26,7 +26,10 @@ var envAllow = map[string]bool{
 // workerEnv builds the worker's environment from the shim's own, keeping
 // only allowed names (and LC_*), with the hub binary's directory first on PATH.
 // An allowed variable whose value holds a secret hub recognises (GOPROXY
-// with a password in its URL) is left out too.
+// with a password in its URL) is left out too. What the shim adds (extra:
+// HUB_JOB, HUB_SOCKET, HUB_HOME, …) is kept as given, after the rest, so it
+// wins; HUB_HOME in particular comes only from there, so a worker's `hub`
+// commands reach the daemon of the job's own HUB_HOME.
 func workerEnv(hubBinary string, extra ...string) []string {
 	var env []string
 	path := os.Getenv("PATH")

@@ -45,6 +45,9 @@ type shim struct {
 	eng    engine.Engine
 	red    *redact.Redactor
 	dir    string // where the worker runs
+	// self is the shim's pid: a peer on the job's socket that is this
+	// process or one of its descendants is the worker (see onConn).
+	self int
 
 	journalMu sync.Mutex
 	journal   *os.File
@@ -64,6 +67,13 @@ type shim struct {
 	observed  []protocol.ObservedCommand
 	// refChanges are the refs besides the job's branch that moved during the run.
 	refChanges []protocol.RefChange
+	// checkout is hub's record of the job's checkout (nil without a repo);
+	// refsBefore the user's refs before the run (a linked checkout's
+	// worker could move them); repairs what hub put back of the worker's
+	// git state before it committed.
+	checkout   *gitx.Checkout
+	refsBefore map[string]string
+	repairs    []protocol.GitRepair
 }
 
 // Run runs the job to its end. It returns ErrOwned when another shim holds
@@ -98,7 +108,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("job %s is %s; a shim only takes a job that is preparing", j.ID, j.State)
 	}
 	s := &shim{o: o, st: st, job: j, notify: make(chan struct{}, 1), activity: make(chan struct{}, 1),
-		stopCh: make(chan string, 1), waiting: map[string]chan string{}, red: secrets()}
+		stopCh: make(chan string, 1), waiting: map[string]chan string{}, red: secrets(), self: os.Getpid()}
 	if err := json.Unmarshal(j.Spec, &s.params); err != nil {
 		return s.fail(ctx, fmt.Sprintf("the job's stored spec is unreadable: %v", err))
 	}
@@ -126,7 +136,7 @@ func Run(ctx context.Context, o Options) error {
 		return s.fail(ctx, fmt.Sprintf("cannot open the job's socket: %v", err))
 	}
 	sctx, scancel := context.WithCancel(context.Background())
-	go rpc.Serve(sctx, ln, s.handle, &rpc.Options{Logger: &o.Log}, nil)
+	go rpc.Serve(sctx, ln, s.handle, &rpc.Options{Logger: &o.Log}, s.onConn)
 	defer func() {
 		scancel()
 		ln.Close()
@@ -251,9 +261,47 @@ func (s *shim) flushNotify() {
 	_ = c.Call(ctx, protocol.NotifyShimChanged, protocol.ShimChangedParams{ID: s.job.ID}, nil)
 }
 
-// handle serves the job's socket: the worker's questions and progress, and
-// the daemon's replies, steering and stop.
+// workerPeer is the key of a connection's value that says whether the
+// process that connected is the job's worker.
+type workerPeer struct{}
+
+// onConn tells the worker's connections from the daemon's, by who
+// connected: the shim itself or a process it started, however far down
+// (the shim is a child subreaper, so a worker's double fork or setsid still
+// leaves its processes below the shim), is the worker. So is a peer hub
+// cannot place: one gone before it was accepted, or with no pid here. The
+// daemon is neither: it spawned the shim, and lives on while it calls.
+// Under bubblewrap the worker has a pid namespace of its own, but the
+// kernel gives the shim the worker's pid as seen from the shim's
+// namespace, so the walk up to the shim works the same.
+// Deciding at connect time means a worker cannot hand its connection to a
+// process outside the tree and be trusted for it.
+func (s *shim) onConn(c *rpc.Conn) {
+	pid := c.PeerPID()
+	_, err := proc.StartTime(pid) // fails for a peer gone (or a zombie)
+	c.SetValue(workerPeer{}, pid <= 0 || err != nil || proc.IsDescendant(pid, s.self))
+}
+
+// fromWorker reports whether c is the worker's connection (see onConn).
+func fromWorker(c *rpc.Conn) bool {
+	w, ok := c.Value(workerPeer{}).(bool)
+	return !ok || w
+}
+
+// handle serves the job's socket: the worker's questions (a blocker is a
+// question of kind blocker) and progress, and the daemon's replies,
+// steering and stop. A worker may only ask and report: answering its own
+// question, or stopping or steering itself, is refused.
 func (s *shim) handle(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request) (any, error) {
+	switch req.Method {
+	case protocol.MethodShimReply, protocol.MethodShimSteer, protocol.MethodShimStop:
+		if fromWorker(c) {
+			return nil, rpc.Errorf(protocol.CodeRefused,
+				"a worker asks with `hub ask` (a blocker: `hub ask --kind blocker`) and reports with `hub progress`; "+
+					"only the supervisor answers, steers or stops a job, through the hub daemon",
+				"%s is the supervisor's, not the worker's: the job's own worker cannot answer, steer or stop the job", req.Method)
+		}
+	}
 	switch req.Method {
 	case protocol.MethodWorkerAsk:
 		var p protocol.AskParams

@@ -1,0 +1,67 @@
+package daemon
+
+import (
+	"context"
+
+	"github.com/hub-agents/hub/hub/proc"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/hub/store"
+)
+
+// caller is who sent a request: the process that connected (SO_PEERCRED)
+// and its start time, read when the daemon accepted the connection, so a
+// pid reused since, or a connection handed to another process after its
+// owner exited, is not taken for the process that connected.
+type caller struct {
+	pid   int
+	start uint64
+	known bool // the process was alive at accept, and start is its start time
+}
+
+type callerKey struct{}
+
+// noteCaller records who connected; rpc.Serve calls it before the
+// connection's first message.
+func noteCaller(c *rpc.Conn) {
+	pid := c.PeerPID()
+	start, err := proc.StartTime(pid)
+	c.SetValue(callerKey{}, caller{pid: pid, start: start, known: pid > 0 && err == nil})
+}
+
+// withCaller puts c's caller into ctx for the handlers.
+func withCaller(ctx context.Context, c *rpc.Conn) context.Context {
+	if c == nil {
+		return ctx
+	}
+	if cl, ok := c.Value(callerKey{}).(caller); ok {
+		return context.WithValue(ctx, callerKey{}, cl)
+	}
+	return ctx
+}
+
+// refuseOwnWorker refuses to reply to, steer or stop (what) job j for j's
+// own worker: a caller that is j's shim or runs below it. A worker asks
+// and waits; only its supervisor answers. A caller hub cannot place (gone
+// since it connected) is refused while j has a live shim; a peer with no
+// pid in the daemon's namespace cannot be below a shim the daemon started.
+func refuseOwnWorker(ctx context.Context, j *store.Job, what string) error {
+	cl, ok := ctx.Value(callerKey{}).(caller)
+	if !ok || cl.pid <= 0 {
+		return nil
+	}
+	if j.ShimPID <= 0 || !proc.Same(j.ShimPID, j.ShimStart) {
+		return nil // no shim runs the job, so no worker of it does either
+	}
+	if !cl.known || !proc.Same(cl.pid, cl.start) {
+		return rpc.Errorf(protocol.CodeRefused, "send it from a process that stays alive until the answer comes",
+			"hub cannot tell who asks to %s job %s: the process that connected (pid %d) is gone", what, j.ID, cl.pid)
+	}
+	if proc.IsDescendant(cl.pid, j.ShimPID) {
+		return rpc.Errorf(protocol.CodeRefused,
+			"a worker asks with `hub ask` (a blocker: `hub ask --kind blocker`), waits for the answer, and reports with `hub progress`; "+
+				"only its supervisor replies to, steers or stops the job",
+			"job %s's own worker cannot %s it", j.ID, what)
+	}
+	return nil
+}
