@@ -357,6 +357,7 @@ func newCleanupCmd(ios *IO) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&p.DeleteBranch, "delete-branch", false, "also delete the branch hub/<id>")
+	cmd.Flags().BoolVar(&p.Force, "force", false, "remove a worktree that is off its branch, and with --delete-branch delete work merged nowhere")
 	return cmd
 }
 

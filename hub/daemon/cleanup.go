@@ -2,11 +2,10 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 
 	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/store"
@@ -35,15 +34,39 @@ func (s *Server) cleanup(ctx context.Context, p protocol.CleanupParams) (*protoc
 		return nil, internal(err)
 	}
 	defer unlock()
-	res.WorktreeRemoved, err = s.removeCheckouts(ctx, repo, j.ID, j.Worktree)
-	switch {
-	case errors.Is(err, errDirtyWorktree):
-		return nil, wrongState("commit or discard the changes in "+j.Worktree+" first",
-			"the worktree of job %s has uncommitted changes made after the job ended", j.ID)
-	case err != nil:
+	// Everything is checked before anything is removed.
+	c := job.Checkout(s.o.Paths, j, repo)
+	if gcExists(c.Dir) {
+		if on, what := c.HeadOnBranch(); !on && j.Branch != "" && !p.Force {
+			return nil, wrongState("look at "+c.Dir+" and put what you want to keep on "+j.Branch+", or pass force to remove it anyway",
+				"the worktree of job %s is not on its branch %s: %s", j.ID, j.Branch, what)
+		}
+		if dirty, err := c.Dirty(ctx, worktreeRev(j)); err != nil || dirty {
+			why := "it has uncommitted changes made after the job ended"
+			if err != nil {
+				why = "hub cannot tell whether it has uncommitted changes (" + err.Error() + ")"
+			}
+			return nil, wrongState("commit or discard the changes in "+c.Dir+" first", "the worktree of job %s: %s", j.ID, why)
+		}
+	}
+	deleteBranch := false
+	if p.DeleteBranch && j.Branch != "" {
+		ok, err := gitx.BranchExists(ctx, repo, j.Branch)
+		if err != nil {
+			return nil, internal(err)
+		}
+		if ok {
+			action, reason := branchAction(ctx, repo, j, p.Force)
+			if action != protocol.GCRemove {
+				return nil, wrongState("merge it first, or pass force to delete it anyway", "branch %s of job %s is kept: %s", j.Branch, j.ID, reason)
+			}
+			deleteBranch = true
+		}
+	}
+	if res.WorktreeRemoved, err = s.removeCheckouts(ctx, c, j.ID); err != nil {
 		return nil, internal(err)
 	}
-	if p.DeleteBranch && j.Branch != "" {
+	if deleteBranch {
 		if err := gitx.DeleteBranch(ctx, repo, j.Branch); err != nil {
 			return nil, internal(err)
 		}
@@ -53,6 +76,9 @@ func (s *Server) cleanup(ctx context.Context, p protocol.CleanupParams) (*protoc
 		return nil, internal(err)
 	}
 	text := "worktree removed"
+	if !res.WorktreeRemoved {
+		text = "no worktree to remove"
+	}
 	if res.BranchDeleted {
 		text += fmt.Sprintf(", branch %s deleted", j.Branch)
 	}
@@ -61,26 +87,27 @@ func (s *Server) cleanup(ctx context.Context, p protocol.CleanupParams) (*protoc
 	return res, nil
 }
 
-// errDirtyWorktree: a worktree has changes made after its job ended. hub never
-// removes one: cleanup refuses, gc keeps it.
-var errDirtyWorktree = errors.New("the worktree has uncommitted changes")
-
-// removeCheckouts removes job id's worktree at wt (unless it has uncommitted
-// changes: errDirtyWorktree) and its verify tree, and reports whether the
-// worktree was there to remove. Cleanup and gc share it; the caller holds
-// the repo's lock.
-func (s *Server) removeCheckouts(ctx context.Context, repo *gitx.Repo, id, wt string) (removed bool, err error) {
-	if wt != "" {
-		if _, err := os.Stat(wt); err == nil {
-			if dirty, _ := gitx.Dirty(ctx, wt); dirty {
-				return false, errDirtyWorktree
-			}
-			if err := gitx.RemoveWorktree(ctx, repo, wt, false); err != nil {
-				return false, err
-			}
-			removed = true
-		}
+// worktreeRev is what an ended job's worktree is compared with to tell
+// later changes: its branch, or the base of a detached checkout.
+func worktreeRev(j *store.Job) string {
+	if j.Branch != "" {
+		return ""
 	}
-	_ = gitx.RemoveWorktree(ctx, repo, s.o.Paths.VerifyTree(id), true)
+	return j.BaseSHA
+}
+
+// removeCheckouts removes job id's checkout c and its verify tree, and
+// reports whether the worktree was there to remove. The caller decided it
+// may go (cleanup and gc share this) and holds the repo's lock.
+func (s *Server) removeCheckouts(ctx context.Context, c *gitx.Checkout, id string) (removed bool, err error) {
+	if gcExists(c.Dir) {
+		if err := c.Remove(ctx); err != nil {
+			return false, err
+		}
+		removed = true
+	} else {
+		_ = c.Remove(ctx) // a stale worktree entry, a private git dir left
+	}
+	_ = job.VerifyCheckout(s.o.Paths, id, c.Repo).Remove(ctx)
 	return removed, nil
 }

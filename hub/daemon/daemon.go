@@ -111,6 +111,7 @@ func Serve(ctx context.Context, o Options) error {
 		close(o.Ready)
 	}
 	err = rpc.Serve(ctx, ln, s.handle, &rpc.Options{Logger: &o.Log}, func(c *rpc.Conn) {
+		noteCaller(c)
 		go func() {
 			<-c.DisconnectNotify()
 			s.subsMu.Lock()
@@ -201,7 +202,7 @@ func (s *Server) settle(ctx context.Context, id, reason string) {
 		return
 	}
 	s.o.Log.Warn().Str("job", id).Str("state", string(j.State)).Msg(reason)
-	if err := shim.Settle(context.WithoutCancel(ctx), s.st, s.o.Engines, j, reason); err != nil {
+	if err := shim.Settle(context.WithoutCancel(ctx), s.st, s.o.Engines, s.o.Paths, j, reason); err != nil {
 		s.o.Log.Error().Err(err).Str("job", id).Msg("settle")
 	}
 	s.poke()

@@ -49,13 +49,17 @@ func (s *Server) du(ctx context.Context, _ protocol.DUParams) (*protocol.DUResul
 // jobUsage measures what job id keeps on disk.
 func (s *Server) jobUsage(ctx context.Context, id string) protocol.DUUsage {
 	p := s.o.Paths
+	trees := diskUse(ctx, p.Worktree(id)) + diskUse(ctx, p.VerifyTree(id))
 	u := protocol.DUUsage{
-		WorktreeBytes: diskUse(ctx, p.Worktree(id)) + diskUse(ctx, p.VerifyTree(id)),
-		JournalBytes:  diskUse(ctx, p.Journal(id)),
-		LogsBytes:     diskUse(ctx, p.ShimLog(id)) + diskUse(ctx, p.WorkerLog(id)),
-		EngineBytes:   diskUse(ctx, p.EngineHome(id)),
+		// The checkouts' git side (hub's index, a private git dir) lives
+		// in the job's folder and counts with them.
+		WorktreeBytes: trees + diskUse(ctx, p.HubIndex(id)) + diskUse(ctx, p.JobGitDir(id)) +
+			diskUse(ctx, p.VerifyIndex(id)) + diskUse(ctx, p.VerifyGitDir(id)),
+		JournalBytes: diskUse(ctx, p.Journal(id)),
+		LogsBytes:    diskUse(ctx, p.ShimLog(id)) + diskUse(ctx, p.WorkerLog(id)),
+		EngineBytes:  diskUse(ctx, p.EngineHome(id)),
 	}
-	u.TotalBytes = u.WorktreeBytes + diskUse(ctx, p.JobDir(id))
+	u.TotalBytes = trees + diskUse(ctx, p.JobDir(id))
 	return u
 }
 

@@ -186,12 +186,13 @@ func (s *Server) orphanedCheckouts(ctx context.Context, j *store.Job, repoErr er
 // with p.Apply, removes them. The caller holds the repo's lock when applying.
 func (s *Server) collectGit(ctx context.Context, repo *gitx.Repo, j *store.Job, p protocol.GCParams) []protocol.GCItem {
 	var items []protocol.GCItem
-	wt := s.o.Paths.Worktree(j.ID)
+	c := job.Checkout(s.o.Paths, j, repo)
+	wt := c.Dir
 	wtItem, vtItem, brItem := -1, -1, -1
 	wtKept := false
 	if gcExists(wt) {
 		it := protocol.GCItem{Kind: protocol.GCWorktree, Path: wt, Bytes: diskUse(ctx, wt)}
-		it.Action, it.Reason = worktreeAction(ctx, repo, wt)
+		it.Action, it.Reason = worktreeAction(ctx, c, j, p.Force)
 		wtKept = it.Action != protocol.GCRemove
 		wtItem = len(items)
 		items = append(items, it)
@@ -222,16 +223,20 @@ func (s *Server) collectGit(ctx context.Context, repo *gitx.Repo, j *store.Job, 
 	}
 
 	if (wtItem >= 0 && items[wtItem].Action == protocol.GCRemove) || vtItem >= 0 {
-		path := ""
+		var removed bool
+		var err error
 		if wtItem >= 0 && items[wtItem].Action == protocol.GCRemove {
-			path = wt
+			// Looked at again under the lock: it may have changed since.
+			if action, reason := worktreeAction(ctx, c, j, p.Force); action != protocol.GCRemove {
+				err = errors.New(reason + "; it is kept")
+			} else {
+				removed, err = s.removeCheckouts(ctx, c, j.ID)
+			}
+		} else {
+			_ = job.VerifyCheckout(s.o.Paths, j.ID, repo).Remove(ctx)
 		}
-		removed, err := s.removeCheckouts(ctx, repo, j.ID, path)
 		if err != nil && wtItem >= 0 {
 			items[wtItem].Error = err.Error()
-			if errors.Is(err, errDirtyWorktree) {
-				items[wtItem].Error = "it has uncommitted changes now; it is kept"
-			}
 		}
 		if removed && j.Worktree == wt {
 			if err := s.st.Update(ctx, j.ID, func(r *store.Job) error { r.Worktree = ""; return nil }); err != nil {
@@ -239,7 +244,7 @@ func (s *Server) collectGit(ctx context.Context, repo *gitx.Repo, j *store.Job, 
 			}
 		}
 		if vtItem >= 0 && gcExists(items[vtItem].Path) {
-			items[vtItem].Error = "it is still there after git worktree remove"
+			items[vtItem].Error = "it is still there after its removal"
 		}
 	}
 	if brItem >= 0 && items[brItem].Action == protocol.GCRemove {
@@ -255,34 +260,20 @@ func (s *Server) collectGit(ctx context.Context, repo *gitx.Repo, j *store.Job, 
 	return items
 }
 
-// worktreeAction decides on a job's worktree: it goes only when it is a
-// checkout of repo, has no uncommitted changes (whatever force says) and its
-// HEAD is on some branch.
-func worktreeAction(ctx context.Context, repo *gitx.Repo, wt string) (action, reason string) {
-	wr, err := gitx.Open(wt)
-	if err != nil {
-		return protocol.GCSkip, fmt.Sprintf("it is not a working git checkout (%v); look at it, then remove it by hand", err)
-	}
-	if wr.CommonDir != repo.CommonDir {
-		return protocol.GCSkip, fmt.Sprintf("it belongs to the repository at %s, not %s; did the repo move?", wr.CommonDir, repo.Top)
-	}
-	dirty, err := gitx.Dirty(ctx, wt)
+// worktreeAction decides on a job's worktree, from hub's record of its
+// checkout (never what its .git says): it goes only when it has no
+// uncommitted changes (whatever force says) and its HEAD is on the job's
+// branch (with force, anyway).
+func worktreeAction(ctx context.Context, c *gitx.Checkout, j *store.Job, force bool) (action, reason string) {
+	dirty, err := c.Dirty(ctx, worktreeRev(j))
 	if err != nil {
 		return protocol.GCKeep, "cannot tell whether it has uncommitted changes: " + err.Error()
 	}
 	if dirty {
 		return protocol.GCKeep, "it has uncommitted changes; gc never removes those, not even with --force (commit or discard them first)"
 	}
-	head, err := gitx.Head(ctx, wt)
-	if err != nil {
-		return protocol.GCKeep, "cannot read its HEAD: " + err.Error()
-	}
-	on, err := gitx.BranchesContaining(ctx, repo.Top, head)
-	if err != nil {
-		return protocol.GCKeep, "cannot tell which branches hold its HEAD: " + err.Error()
-	}
-	if len(on) == 0 {
-		return protocol.GCKeep, fmt.Sprintf("its HEAD %s is on no branch; put it on one first", job.ShortSHA(head))
+	if on, what := c.HeadOnBranch(); !on && j.Branch != "" && !force {
+		return protocol.GCKeep, fmt.Sprintf("it is not on its branch %s (%s); look at it, or pass --force", j.Branch, what)
 	}
 	return protocol.GCRemove, ""
 }

@@ -85,10 +85,15 @@ func (w *gcWorld) job(id string, commit bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wt := w.paths.Worktree(id)
-	if err := gitx.AddWorktree(ctx, r, wt, j.Branch, w.base); err != nil {
+	want := job.Checkout(w.paths, j, r)
+	if err := os.MkdirAll(w.paths.JobDir(id), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	c, err := gitx.MakeCheckout(ctx, r, gitx.CheckoutOptions{Dir: want.Dir, Index: want.Index, Branch: j.Branch, Base: w.base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := c.Dir
 	if err := w.st.Update(ctx, id, func(r *store.Job) error { r.Worktree = wt; return nil }); err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +101,10 @@ func (w *gcWorld) job(id string, commit bool) {
 		gcWriteFile(t, filepath.Join(wt, id+".txt"), "work of "+id+"\n")
 		hubtest.Git(t, wt, "add", "-A")
 		hubtest.Git(t, wt, "commit", "-q", "-m", "work of "+id)
+	}
+	// What the job's shim does at its end.
+	if _, err := c.Commit(ctx, gitx.CommitOptions{Message: "hub", Who: gitx.HubIdentity, Base: w.base}); err != nil {
+		t.Fatal(err)
 	}
 	gcWriteFile(t, filepath.Join(w.paths.EngineHome(id), "state", "session.json"), strings.Repeat("e", 4096))
 	gcWriteFile(t, w.paths.ShimLog(id), strings.Repeat("s", 300))
@@ -535,7 +544,7 @@ func TestDU(t *testing.T) {
 	if len(res.Jobs) != 2 || res.Jobs[0].ID != "large001" || res.Jobs[1].ID != "small001" {
 		t.Fatalf("jobs %+v; want large001 then small001", res.Jobs)
 	}
-	wt := diskUse(w.ctx, w.paths.Worktree("small001"))
+	wt := diskUse(w.ctx, w.paths.Worktree("small001")) + diskUse(w.ctx, w.paths.HubIndex("small001"))
 	if wt == 0 {
 		t.Fatal("the worktree measures 0 bytes")
 	}

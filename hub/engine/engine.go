@@ -11,6 +11,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/rubric"
 )
@@ -55,6 +56,10 @@ type Mailbox interface {
 type Spec struct {
 	JobID string
 	Dir   string // the job's worktree (or cwd for read jobs); the worker's cwd
+	// Checkout is hub's record of the worktree (nil for a read job without
+	// a repository): what a sandbox mounts and how the worktree's changes
+	// are read, never what its .git says.
+	Checkout *gitx.Checkout
 	// BaseSHA is the commit the job started from ("" for a read job without a repo).
 	BaseSHA string
 	Params  protocol.StartParams

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,13 +33,6 @@ func AddSandboxLevels(c *protocol.EngineCapabilities) {
 	default:
 		c.Isolation = append(c.Isolation, protocol.IsolationIsolated, protocol.IsolationUntrusted)
 	}
-}
-
-// SandboxedByBwrap reports whether a run at this isolation is fenced by
-// bubblewrap, which hides every ref but the job's own branch (Landlock
-// cannot: the git guard then watches the refs).
-func SandboxedByBwrap(isolation string) bool {
-	return Sandboxed(isolation) && sandbox.Probe().Mechanism == sandbox.MechBwrap
 }
 
 // AddIsolatedLevel adds isolated to c when the sandbox works here, for an
@@ -76,9 +70,10 @@ func InstallRoot(program string) string {
 	return filepath.Dir(p)
 }
 
-// SandboxCommand wraps argv in the job's sandbox: its worktree and its
-// scratch folder writable, HOME in the scratch folder, the shim's socket reachable (for `hub
-// ask`), readOnly readable, and the network only at isolated.
+// SandboxCommand wraps argv in the job's sandbox: its worktree, its
+// private git dir and its scratch folder writable, the user's object store
+// readable, HOME in the scratch folder, the shim's socket reachable (for
+// `hub ask`), readOnly readable, and the network only at isolated.
 func SandboxCommand(spec Spec, argv []string, readOnly ...string) ([]string, error) {
 	home := filepath.Join(spec.Scratch, "home")
 	if err := os.MkdirAll(home, 0o700); err != nil {
@@ -86,8 +81,11 @@ func SandboxCommand(spec Spec, argv []string, readOnly ...string) ([]string, err
 	}
 	sb := sandbox.Spec{Worktree: spec.Dir, Home: home, Network: spec.Params.Isolation == protocol.IsolationIsolated, ReadOnly: readOnly,
 		Writable: []string{spec.Scratch}, Helper: spec.HubBinary}
-	if spec.Params.Kind != protocol.KindRead {
-		sb.Branch = "hub/" + spec.JobID
+	if c := spec.Checkout; c != nil {
+		if !c.Private {
+			return nil, fmt.Errorf("sandbox: the checkout %s is a linked worktree of the user's repository; a sandboxed job needs a private one", c.Dir)
+		}
+		sb.GitDir, sb.Objects = c.GitDir, c.ObjectDirs()
 	}
 	for _, kv := range spec.Env {
 		if sock, ok := strings.CutPrefix(kv, "HUB_SOCKET="); ok && sock != "" {

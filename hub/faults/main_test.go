@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -117,7 +118,7 @@ func renderReport(took time.Duration, code int) string {
 	w("| figure | value |\n|---|---|\n")
 	w("| case runs | %d |\n| work lost | %d |\n| records unreadable | %d |\n| reservations closed twice | %d |\n",
 		runs, total.WorkLost, total.Unreadable, total.ClosedTwice)
-	w("| reservations left open | %d |\n| orphans | %d |\n\n", total.LeftOpen, total.Orphans)
+	w("| reservations left open | %d |\n| orphans | %d |\n| git boundary crossed | %d |\n\n", total.LeftOpen, total.Orphans, total.Crossed)
 	if code != 0 {
 		w("**This run failed** (exit %d): a case broke a check or could not run; see the test log.\n\n", code)
 	}
@@ -142,10 +143,11 @@ func renderReport(took time.Duration, code int) string {
 		}
 		w("\n")
 	}
+	renderGitBoundary(w)
 	w("\n## Other faults\n\n| case | what is done | runs | how the jobs ended | took |\n|---|---|---|---|---|\n")
 	var keys []string
 	for k := range outcomes {
-		if !strings.HasPrefix(k, "TestKill/") {
+		if !strings.HasPrefix(k, "TestKill/") && !strings.HasPrefix(k, "TestHostileGit/") {
 			keys = append(keys, k)
 		}
 	}
@@ -167,6 +169,54 @@ func renderReport(took time.Duration, code int) string {
 	w("The full-disk case mounts a tmpfs, which needs root (or CAP_SYS_ADMIN); without it the case is skipped and the\n")
 	w("table above says it was not run.\n")
 	return b.String()
+}
+
+// renderGitBoundary writes the hostile-git matrix: a case per row, a level
+// (and the sandbox under it) per column. The caller holds outcomesMu.
+func renderGitBoundary(w func(string, ...any)) {
+	w("\n## The git boundary\n\n")
+	w("A hostile worker attacks hub through git itself (`TestHostileGit`): it rewrites its `.git` file or its git\n")
+	w("dir's links, plants filters, hooks, `core.hooksPath`, fsmonitor and attributes, moves HEAD, deletes or\n")
+	w("overwrites the user's objects, plants alternates, replacement refs and packed refs, writes what verify runs,\n")
+	w("or reads other jobs' git dirs. After each case: no program of the worker's ran on the host (each writes into a\n")
+	w("folder outside every worktree), the user's repository passes `git fsck --full` with `main`, the index and every\n")
+	w("ref but `hub/<id>` as they were (at `worktree`, where the worker runs as the user, refs it moved itself must be\n")
+	w("in the evidence's `ref_changes`), every file the worker wrote is on `hub/<id>` or the job failed naming it and\n")
+	w("kept it, no process of the job is left, and `hub cleanup` loses nothing. Each cell: runs, then whether every\n")
+	w("check held. The last column is the defect each case pinned on the hub before the boundary (numbers as in\n")
+	w("the issue); \"guard\" marks a case that held there too.\n\n")
+	w("| case |")
+	for _, c := range gitColumns {
+		w(" %s |", c.name)
+	}
+	w(" pins |\n|---|%s---|\n", strings.Repeat("---|", len(gitColumns)))
+	for _, tc := range gitCases {
+		w("| %s |", tc.name)
+		for _, c := range gitColumns {
+			o := outcomes["TestHostileGit/"+tc.name+"/"+c.name]
+			switch {
+			case tc.levels != nil && !slices.Contains(tc.levels, c.level):
+				w(" — |")
+			case o == nil:
+				w(" not run |")
+			default:
+				w(" %s |", cell(o))
+			}
+		}
+		w(" %s |\n", esc(tc.pins))
+	}
+	var took time.Duration
+	n := 0
+	for k, o := range outcomes {
+		if strings.HasPrefix(k, "TestHostileGit/") {
+			took += o.Took
+			n += o.Runs
+		}
+	}
+	if n > 0 {
+		w("\n%d case runs, %s in all (%s a run on average, the daemon and the job included).\n", n,
+			took.Round(time.Millisecond), (took / time.Duration(n)).Round(time.Millisecond))
+	}
 }
 
 // cell is a matrix cell: runs and endings.

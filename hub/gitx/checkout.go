@@ -41,6 +41,8 @@ type Checkout struct {
 	// Branch is the job's branch (hub/<id>); "" for a detached checkout.
 	Branch  string
 	Private bool
+
+	config []byte // a private git dir's config while restore writes it
 }
 
 // CheckoutOptions say what MakeCheckout makes.
@@ -86,7 +88,7 @@ func MakeCheckout(ctx context.Context, r *Repo, o CheckoutOptions) (*Checkout, e
 			return nil, err
 		}
 		undo := func() { undoAddWorktree(context.WithoutCancel(ctx), r, dir, o.Branch) }
-		if b, err := os.ReadFile(filepath.Join(c.GitDir, "gitdir")); err != nil || filepath.Clean(strings.TrimSpace(string(b))) != filepath.Join(dir, ".git") {
+		if b, err := os.ReadFile(filepath.Join(c.GitDir, "gitdir")); err != nil || !sameFile(strings.TrimSpace(string(b)), filepath.Join(dir, ".git")) {
 			undo()
 			return nil, fmt.Errorf("make checkout: git did not make the worktree's git dir at %s; run `git worktree prune` in %s", c.GitDir, r.Top)
 		}
@@ -152,6 +154,17 @@ func MakeCheckout(ctx context.Context, r *Repo, o CheckoutOptions) (*Checkout, e
 
 var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
+// sameFile reports whether paths a and b name the same existing file
+// (through whatever symlinks either path has).
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
 // hubOpts pins git to hub's view of the checkout: the user's repository's
 // common dir as GIT_DIR (never the checkout's .git or git dir, which the
 // worker may have rewritten), Dir as the work tree and hub's own index.
@@ -207,13 +220,17 @@ func (c *Checkout) privateConfig(ctx context.Context) []byte {
 // user's objects as an alternate, the user's excludes and shallow list.
 func (c *Checkout) writePrivateGitDir(ctx context.Context, head string) error {
 	g := c.GitDir
+	if c.config == nil {
+		c.config = c.privateConfig(ctx)
+		defer func() { c.config = nil }()
+	}
 	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags", "info"} {
 		if err := os.MkdirAll(filepath.Join(g, d), 0o755); err != nil {
 			return err
 		}
 	}
 	files := map[string]string{
-		"config":                  string(c.privateConfig(ctx)),
+		"config":                  string(c.config),
 		"objects/info/alternates": filepath.Join(c.Repo.CommonDir, "objects") + "\n",
 		"HEAD":                    head + "\n",
 	}

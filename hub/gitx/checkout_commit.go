@@ -62,7 +62,7 @@ func (c *Checkout) Commit(ctx context.Context, o CommitOptions) (CommitResult, e
 		return res, errors.New("commit: a detached checkout has no branch to commit on")
 	}
 	ref := "refs/heads/" + c.Branch
-	tip0, err := c.revParse(ctx, ref)
+	tip0, tree0, err := c.refAndTree(ctx, ref)
 	if err != nil {
 		return res, err
 	}
@@ -128,17 +128,21 @@ func (c *Checkout) Commit(ctx context.Context, o CommitOptions) (CommitResult, e
 	}
 
 	// The files, from hub's index: what the work tree holds, on top of tip.
+	// hub's index was made at the base (or by hub's last commit, which
+	// moved the branch): a tip still at the base needs no reset of it.
 	opts := c.hubOpts()
-	if _, err := os.Stat(c.Index); err == nil {
-		_, err = runGit(ctx, c.Dir, opts, "read-tree", "-m", tip)
+	if _, err := os.Stat(c.Index); err != nil {
+		if _, err := runGit(ctx, c.Dir, opts, "read-tree", tip); err != nil {
+			return res, err
+		}
+	} else if tip != o.Base || tip != tip0 {
+		_, err = runGit(ctx, c.Dir, opts, "read-tree", "-m", tip) // keeps the stat data of what matches
 		if err != nil {
 			_, err = runGit(ctx, c.Dir, opts, "read-tree", tip)
 		}
 		if err != nil {
 			return res, err
 		}
-	} else if _, err := runGit(ctx, c.Dir, opts, "read-tree", tip); err != nil {
-		return res, err
 	}
 	if _, err := runGit(ctx, c.Dir, opts, "add", "-A"); err != nil {
 		return res, err
@@ -153,7 +157,11 @@ func (c *Checkout) Commit(ctx context.Context, o CommitOptions) (CommitResult, e
 	}
 	tree := strings.TrimSpace(string(out))
 	head := tip
-	if tipTree, _ := c.revParse(ctx, tip+"^{tree}"); tree != tipTree || second != "" {
+	tipTree := tree0
+	if tip != tip0 {
+		tipTree, _ = c.revParse(ctx, tip+"^{tree}")
+	}
+	if tree != tipTree || second != "" {
 		args := []string{"commit-tree", "--no-gpg-sign", tree, "-p", tip}
 		if second != "" {
 			args = append(args, "-p", second)
@@ -226,6 +234,22 @@ func (c *Checkout) filesInSubmodules(ctx context.Context) ([]string, error) {
 		})
 	}
 	return stranded, nil
+}
+
+// refAndTree reads ref's commit and its tree in the user's repository in
+// one git, "" for both when the ref is not there.
+func (c *Checkout) refAndTree(ctx context.Context, ref string) (sha, tree string, err error) {
+	out, err := runGit(ctx, c.Repo.Top, runOpts{env: []string{"GIT_DIR=" + c.Repo.CommonDir, "GIT_OPTIONAL_LOCKS=0"}},
+		"for-each-ref", "--format=%(objectname) %(tree)", "--", ref)
+	if err != nil {
+		return "", "", err
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if s, t, ok := strings.Cut(l, " "); ok && objectID.MatchString(s) {
+			return s, t, nil
+		}
+	}
+	return "", "", nil
 }
 
 // revParse resolves rev to an object id in the user's repository, "" when
@@ -445,8 +469,14 @@ func (c *Checkout) importCommits(ctx context.Context, scratch string, tips, have
 			return err
 		}
 	}
-	for _, t := range tips {
-		if _, err := runGit(ctx, c.Repo.Top, runOpts{env: user}, "cat-file", "-e", t+"^{commit}"); err != nil {
+	out, err := runGit(ctx, c.Repo.Top, runOpts{env: user, stdin: strings.NewReader(strings.Join(tips, "\n") + "\n")},
+		"cat-file", "--batch-check=%(objectname) %(objecttype)")
+	if err != nil {
+		return err
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for i, t := range tips {
+		if i >= len(lines) || lines[i] != t+" commit" {
 			return fmt.Errorf("%s is not a commit in %s after the copy", short(t), c.Repo.Top)
 		}
 	}
@@ -463,14 +493,17 @@ func (c *Checkout) restore(ctx context.Context, head string, headSeen bool) []Re
 	note := func(what, found, done string) { reps = append(reps, Repair{What: what, Found: found, Done: done}) }
 	if s, err := readSmall(filepath.Join(c.Dir, ".git"), 4096); err != nil {
 		note(".git", describeMissing(err), "wrote it anew, naming "+c.GitDir)
-	} else if s != c.gitFile() {
+	} else if p, ok := strings.CutPrefix(strings.TrimSpace(s), "gitdir:"); !ok || strings.Contains(strings.TrimSpace(p), "\n") ||
+		!sameFile(resolveFrom(c.Dir, strings.TrimSpace(p)), c.GitDir) {
 		note(".git", fmt.Sprintf("it said %q", cut(strings.TrimSpace(s), 120)), "rewrote it to name "+c.GitDir)
 	}
 	if err := c.writeGitFile(); err != nil {
 		note(".git", "it could not be rewritten", err.Error())
 	}
 	if c.Private {
-		if s, err := readSmall(filepath.Join(c.GitDir, "config"), 1<<20); err != nil || s != string(c.privateConfig(ctx)) {
+		c.config = c.privateConfig(ctx)
+		defer func() { c.config = nil }()
+		if s, err := readSmall(filepath.Join(c.GitDir, "config"), 1<<20); err != nil || s != string(c.config) {
 			note("config", "the worker changed its git config", "wrote hub's anew")
 		}
 		if ents, _ := os.ReadDir(filepath.Join(c.GitDir, "hooks")); len(ents) > 0 {
@@ -500,10 +533,10 @@ func (c *Checkout) restore(ctx context.Context, head string, headSeen bool) []Re
 				func(s string) bool { return strings.TrimSpace(s) == "ref: refs/heads/"+c.Branch }},
 			{"commondir", "../..\n", "pointed it back at " + c.Repo.CommonDir,
 				func(s string) bool {
-					return filepath.Clean(resolveFrom(c.GitDir, strings.TrimSpace(s))) == c.Repo.CommonDir
+					return sameFile(resolveFrom(c.GitDir, strings.TrimSpace(s)), c.Repo.CommonDir)
 				}},
 			{"gitdir", gitFile + "\n", "pointed it back at " + gitFile,
-				func(s string) bool { return filepath.Clean(strings.TrimSpace(s)) == gitFile }},
+				func(s string) bool { return sameFile(strings.TrimSpace(s), gitFile) }},
 		}
 		for _, l := range links {
 			s, err := readSmall(filepath.Join(c.GitDir, l.name), 4096)

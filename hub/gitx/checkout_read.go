@@ -125,3 +125,26 @@ func (c *Checkout) Remove(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Untouched reports whether the worker left the checkout as hub made it at
+// base: files as in base, HEAD on the branch, the branch (its private one
+// too) still at base. A run that fails untouched may be tried again on
+// another engine.
+func (c *Checkout) Untouched(ctx context.Context, base string) bool {
+	if on, _ := c.HeadOnBranch(); !on && c.Branch != "" {
+		return false
+	}
+	if c.Branch != "" {
+		ref := "refs/heads/" + c.Branch
+		if tip, err := c.revParse(ctx, ref); err != nil || tip != base {
+			return false
+		}
+		if c.Private {
+			if tip, err := c.privateRef(ref); err != nil || tip != base {
+				return false
+			}
+		}
+	}
+	dirty, err := c.Dirty(ctx, base)
+	return err == nil && !dirty
+}

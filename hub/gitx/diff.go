@@ -197,32 +197,3 @@ func checkRevs(base, head string) error {
 	}
 	return checkRev("head", head)
 }
-
-// WorktreeChanges lists the files in the work tree at dir that differ from
-// the commit base: committed, staged and unstaged changes, and untracked
-// files (ignored ones left out). Added and Deleted are not counted.
-func WorktreeChanges(ctx context.Context, dir, base string) ([]FileChange, error) {
-	if err := checkRev("base", base); err != nil {
-		return nil, err
-	}
-	args := append([]string{"diff"}, diffSafe...)
-	ns, err := runGit(ctx, dir, readOnly, append(args, "-z", "-M", "--name-status", base, "--")...)
-	if err != nil {
-		return nil, err
-	}
-	files, err := mergeDiff(ns, nil)
-	if err != nil {
-		return nil, err
-	}
-	st, err := Status(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	for _, e := range st {
-		if e.X == '?' {
-			files = append(files, FileChange{Path: e.Path, Change: "added"})
-		}
-	}
-	slices.SortFunc(files, func(a, b FileChange) int { return strings.Compare(a.Path, b.Path) })
-	return files, nil
-}

@@ -7,24 +7,16 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
-// ClearStaleIndexLock removes the index.lock of the work tree at dir when no
-// process has it open: what a git killed while it wrote the index leaves
-// behind, after which every git that writes that index fails ("Unable to
-// create index.lock: File exists"). A lock some live process holds open is
-// left alone; so is every lock where /proc cannot tell. It reports whether
-// it removed one.
-func ClearStaleIndexLock(ctx context.Context, dir string) (bool, error) {
-	out, err := runGit(ctx, dir, readOnly, "rev-parse", "--git-path", "index.lock")
-	if err != nil {
-		return false, err
-	}
-	lock := strings.TrimSpace(string(out))
-	if !filepath.IsAbs(lock) {
-		lock = filepath.Join(dir, lock)
-	}
+// ClearStaleIndexLock removes the lock of hub's index of checkout c when
+// no process has it open: what a git killed while it wrote the index (with
+// a shim killed at committing) leaves behind, after which every git that
+// writes that index fails ("Unable to create ....lock: File exists"). A
+// lock some live process holds open is left alone; so is every lock where
+// /proc cannot tell. It reports whether it removed one.
+func ClearStaleIndexLock(ctx context.Context, c *Checkout) (bool, error) {
+	lock := c.Index + ".lock"
 	if _, err := os.Lstat(lock); errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	} else if err != nil {

@@ -106,34 +106,30 @@ func TestParseStatus(t *testing.T) {
 	}
 }
 
-// TestWorktreeChanges: what a worker has changed against base, committed
-// or not, untracked files included and ignored ones left out.
+// TestWorktreeChanges: what a worker has changed in its checkout against
+// base, committed or not, untracked files included and ignored ones left
+// out, on both layouts.
 func TestWorktreeChanges(t *testing.T) {
 	ctx := context.Background()
-	repo := newRepo(t, t.TempDir(), map[string]string{"keep.txt": "k\n", "edit.txt": "1\n", "gone.txt": "g\n", ".gitignore": "*.log\n"})
-	base := gitT(t, repo, "rev-parse", "HEAD")
-	writeFile(t, filepath.Join(repo, "committed.txt"), "c\n", 0o644)
-	commitFixture(t, repo, "a worker's commit")
-	writeFile(t, filepath.Join(repo, "edit.txt"), "2\n", 0o644)
-	if err := os.Remove(filepath.Join(repo, "gone.txt")); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(repo, "new dir", "new file.txt"), "n\n", 0o644)
-	writeFile(t, filepath.Join(repo, "debug.log"), "ignored\n", 0o644)
-	got, err := WorktreeChanges(ctx, repo, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []FileChange{
-		{Path: "committed.txt", Change: "added"},
-		{Path: "edit.txt", Change: "modified"},
-		{Path: "gone.txt", Change: "deleted"},
-		{Path: "new dir/new file.txt", Change: "added"},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("changes (-want +got):\n%s", diff)
-	}
-	if _, err := WorktreeChanges(ctx, repo, "--output=/tmp/x"); err == nil {
-		t.Error("an option as base was accepted")
+	for _, private := range []bool{false, true} {
+		f := newCheckout(t, private, map[string]string{"keep.txt": "k\n", "edit.txt": "1\n", "gone.txt": "g\n", ".gitignore": "*.log\n"})
+		f.worker(t, `echo c > committed.txt; git add -A; git commit -qm "a worker's commit"
+echo 2 > edit.txt; rm gone.txt; mkdir "new dir"; echo n > "new dir/new file.txt"; echo ignored > debug.log`)
+		got, err := f.c.Changes(ctx, f.base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []FileChange{
+			{Path: "committed.txt", Change: "added"},
+			{Path: "edit.txt", Change: "modified"},
+			{Path: "gone.txt", Change: "deleted"},
+			{Path: "new dir/new file.txt", Change: "added"},
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("private=%v: changes (-want +got):\n%s", private, diff)
+		}
+		if _, err := f.c.Changes(ctx, "--output=/tmp/x"); err == nil {
+			t.Error("an option as base was accepted")
+		}
 	}
 }

@@ -13,16 +13,17 @@ import (
 type cleanupIn struct {
 	ID           string `json:"id"`
 	DeleteBranch bool   `json:"delete_branch,omitempty" jsonschema:"also delete hub/<id>"`
+	Force        bool   `json:"force,omitempty" jsonschema:"off-branch or unmerged too"`
 }
 
 func addCleanup(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "cleanup",
-		Description: "Remove an ended job's worktree; the branch is kept unless asked.",
+		Description: "Remove an ended job's worktree; its branch stays unless asked.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), IdempotentHint: true},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in cleanupIn) (*mcp.CallToolResult, *protocol.CleanupResult, error) {
 		var out protocol.CleanupResult
-		p := protocol.CleanupParams{ID: in.ID, DeleteBranch: in.DeleteBranch}
+		p := protocol.CleanupParams{ID: in.ID, DeleteBranch: in.DeleteBranch, Force: in.Force}
 		if err := s.call(ctx, protocol.MethodJobCleanup, p, &out); err != nil {
 			return nil, nil, err
 		}

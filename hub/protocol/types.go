@@ -484,6 +484,10 @@ type SteerResult struct {
 type CleanupParams struct {
 	ID           string `json:"id"`                      // the job id
 	DeleteBranch bool   `json:"delete_branch,omitempty"` // also delete hub/<id>
+	// Force removes a worktree whose HEAD is not on the job's branch, and
+	// with delete_branch a branch whose work is merged nowhere (as gc's
+	// force). A worktree with uncommitted changes is never removed.
+	Force bool `json:"force,omitempty"`
 }
 
 // CleanupResult says what was removed.

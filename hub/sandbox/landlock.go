@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -19,9 +20,9 @@ import (
 // system the same way — the system read-only, the worktree and the git paths
 // a commit needs writable, a private HOME and TMPDIR, nothing else, /proc
 // included — and, for untrusted, every TCP connection and bind (Landlock
-// ABI 4 and later). It has no namespaces: the worker sees the real refs
-// folder of hub's branches (the git guard reports what moved there) and
-// the machine's process list, though not what /proc holds about them.
+// ABI 4 and later). It has no namespaces: the worker sees the machine's
+// process list, though not what /proc holds about them, and Landlock
+// before ABI 6 does not fence unix sockets by path.
 
 // MinNetABI is the first Landlock ABI that can forbid TCP connections.
 const MinNetABI = 4
@@ -62,10 +63,6 @@ func (s Spec) landlockCommand(argv []string) ([]string, error) {
 	if s.Helper == "" {
 		return nil, errors.New("sandbox: Landlock needs hub's binary to re-execute (Spec.Helper)")
 	}
-	gitdir, common, err := gitDirs(s.Worktree)
-	if err != nil {
-		return nil, err
-	}
 	tmp := filepath.Join(s.Home, ".tmp")
 	if err := os.MkdirAll(tmp, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -94,17 +91,14 @@ func (s Spec) landlockCommand(argv []string) ([]string, error) {
 	for _, f := range etcFiles {
 		add(filepath.Join("/etc", f), false)
 	}
-	add(common, false)
-	for _, r := range s.ReadOnly {
+	for _, r := range append(slices.Clone(s.Objects), s.ReadOnly...) {
 		add(r, false)
 	}
-	hubRefs := []string{filepath.Join(common, "refs", "heads", "hub"), filepath.Join(common, "logs", "refs", "heads", "hub")}
-	for _, d := range hubRefs {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("sandbox: %w", err)
-		}
+	rw := []string{s.Worktree, s.Home}
+	if s.GitDir != "" {
+		rw = append(rw, s.GitDir)
 	}
-	for _, d := range append([]string{s.Worktree, gitdir, filepath.Join(common, "objects"), s.Home}, append(hubRefs, s.Writable...)...) {
+	for _, d := range append(rw, s.Writable...) {
 		add(d, true)
 	}
 	b, err := json.Marshal(p)

@@ -12,12 +12,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
-	"github.com/hub-agents/hub/hub/sandbox"
 	"github.com/hub-agents/hub/hub/store"
 	"github.com/hub-agents/hub/router"
 	"github.com/hub-agents/hub/rubric"
@@ -65,7 +65,9 @@ func (s *shim) execute(ctx context.Context) {
 }
 
 // prepare makes the job's checkout. A write job gets branch hub/<id>; a read
-// job with a repo gets a detached checkout that is removed at the end.
+// job with a repo gets a detached checkout that is removed at the end. At
+// the isolated levels the checkout is private (a git dir of its own that
+// borrows the user's objects read-only); else a linked worktree.
 func (s *shim) prepare(ctx context.Context) error {
 	j := s.job
 	if j.Repo == "" {
@@ -82,16 +84,25 @@ func (s *shim) prepare(ctx context.Context) error {
 		d, err := gitx.Dirty(ctx, repo.Top)
 		dirty <- err == nil && d
 	}()
-	wt := s.o.Paths.Worktree(j.ID)
-	unlock, err := gitx.LockRepo(ctx, s.o.Paths.LocksDir(), repo)
+	want := job.Checkout(s.o.Paths, j, repo)
+	o := gitx.CheckoutOptions{Dir: want.Dir, Index: want.Index, Branch: j.Branch, Base: j.BaseSHA}
+	if job.PrivateGit(j.Isolation) {
+		// A private checkout writes nothing of the repository's but the
+		// new branch (one atomic ref update): no lock to wait for.
+		o.PrivateGitDir = s.o.Paths.JobGitDir(j.ID)
+		s.checkout, err = gitx.MakeCheckout(ctx, repo, o)
+	} else {
+		var unlock func()
+		if unlock, err = gitx.LockRepo(ctx, s.o.Paths.LocksDir(), repo); err != nil {
+			return err
+		}
+		s.checkout, err = gitx.MakeCheckout(ctx, repo, o)
+		unlock()
+	}
 	if err != nil {
 		return err
 	}
-	err = gitx.AddWorktree(ctx, repo, wt, j.Branch, j.BaseSHA)
-	unlock()
-	if err != nil {
-		return err
-	}
+	wt := s.checkout.Dir
 	s.dir = wt
 	isDirty := <-dirty
 	if err := s.st.Update(ctx, j.ID, func(r *store.Job) error {
@@ -170,13 +181,8 @@ func (s *shim) didNoWork(ctx context.Context, end ending) string {
 		s.eng.Capabilities().Pays == "free" {
 		return ""
 	}
-	if s.job.Kind == protocol.KindWrite && s.dir != "" {
-		if dirty, err := gitx.Dirty(ctx, s.dir); err != nil || dirty {
-			return ""
-		}
-		if head, err := gitx.Head(ctx, s.dir); err != nil || head != s.job.BaseSHA {
-			return ""
-		}
+	if s.job.Kind == protocol.KindWrite && s.checkout != nil && !s.checkout.Untouched(ctx, s.job.BaseSHA) {
+		return ""
 	}
 	why := "failed before any model answered"
 	for _, q := range o.Quota {
@@ -214,8 +220,10 @@ func (s *shim) run(ctx context.Context) ending {
 		return ending{state: protocol.StateCancelled, err: reason, outcome: notRun}
 	default:
 	}
+	// HUB_HOME too, so the worker's `hub status` asks its own daemon (and
+	// never starts one on the default HUB_HOME).
 	env := workerEnv(s.o.HubBinary,
-		"HUB_JOB="+j.ID, "HUB_SOCKET="+s.o.Paths.ShimSocket(j.ID), "HUB_TASK="+j.Task)
+		"HUB_JOB="+j.ID, "HUB_SOCKET="+s.o.Paths.ShimSocket(j.ID), "HUB_TASK="+j.Task, "HUB_HOME="+s.o.Paths.Home)
 	d := s.route()
 	hard := time.NewTimer(time.Duration(s.params.TimeoutS) * time.Second)
 	defer hard.Stop()
@@ -237,11 +245,11 @@ func (s *shim) run(ctx context.Context) ending {
 
 // refGuard snapshots the repository's refs before a run; the function it
 // returns compares them after and records every ref besides the job's
-// branch that moved. Under bubblewrap the worker sees no other ref it could
-// move, so there is nothing to watch.
+// branch that moved. A private checkout's worker cannot reach the user's
+// refs, so there is nothing to watch.
 func (s *shim) refGuard(ctx context.Context) func(context.Context) {
 	j := s.job
-	if j.Repo == "" || engine.SandboxedByBwrap(s.params.Isolation) {
+	if s.checkout == nil || s.checkout.Private {
 		return func(context.Context) {}
 	}
 	before, err := gitx.Refs(ctx, j.Repo)
@@ -249,6 +257,7 @@ func (s *shim) refGuard(ctx context.Context) func(context.Context) {
 		s.o.Log.Warn().Err(err).Msg("ref guard: read refs")
 		return func(context.Context) {}
 	}
+	s.refsBefore = before
 	own := "refs/heads/" + j.Branch
 	return func(ctx context.Context) {
 		after, err := gitx.Refs(context.WithoutCancel(ctx), j.Repo)
@@ -297,7 +306,7 @@ func (s *shim) startEngine(ctx context.Context, env []string, out io.Writer) (en
 	if err := os.MkdirAll(scratch, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot make the engine's folder: %w", err)
 	}
-	return s.eng.Start(ctx, engine.Spec{JobID: j.ID, Dir: s.dir, BaseSHA: j.BaseSHA, Params: s.params, MaxMicros: j.MaxMicros,
+	return s.eng.Start(ctx, engine.Spec{JobID: j.ID, Dir: s.dir, Checkout: s.checkout, BaseSHA: j.BaseSHA, Params: s.params, MaxMicros: j.MaxMicros,
 		Env: env, Output: &activityWriter{w: out, s: s}, Mailbox: mailbox{s}, Scratch: scratch, HubBinary: s.o.HubBinary})
 }
 
@@ -401,32 +410,40 @@ func (s *shim) ended(end ending) ending {
 
 // commit records whatever the worker left uncommitted. A write job's ending
 // always leaves a commit on its branch; work from a run that did not finish
-// cleanly is marked salvage.
+// cleanly is marked salvage. Whatever the worker did to its git state, the
+// commit is hub's own and lands on the job's branch (see gitx.Checkout);
+// what hub had to put back is journaled and goes into the evidence.
 func (s *shim) commit(ctx context.Context, end ending) (head string, salvaged bool, err error) {
 	j := s.job
-	if j.Kind != protocol.KindWrite || s.dir == "" {
+	if j.Kind != protocol.KindWrite || s.checkout == nil {
 		return j.BaseSHA, false, nil
 	}
-	if moved, err := sandbox.SyncBranch(ctx, j.Worktree, j.Branch); err != nil {
-		return j.BaseSHA, false, err
-	} else if moved {
-		s.record(ctx, protocol.EventNote, "the worker's commits in its sandbox are on "+j.Branch, nil)
+	res, err := commitCheckout(ctx, s.o.Paths, j, s.checkout, !end.ranClean, s.refsBefore)
+	for _, r := range res.Repairs {
+		gr := protocol.GitRepair{What: r.What, Found: s.red.String(r.Found), Done: s.red.String(r.Done)}
+		s.repairs = append(s.repairs, gr)
+		s.record(ctx, protocol.EventNote, fmt.Sprintf("git: the worker changed its %s (%s); hub %s", gr.What, gr.Found, gr.Done), gr)
 	}
-	head, salvaged, err = commitWorktree(ctx, j, !end.ranClean)
-	if err != nil {
+	if err != nil && res.Head == "" {
 		return j.BaseSHA, false, err
 	}
+	head, salvaged = res.Head, res.Committed && !end.ranClean
 	if head != j.BaseSHA {
 		s.record(ctx, protocol.EventCommit, head, map[string]any{"sha": head, "salvage": salvaged})
 	}
-	return head, salvaged, nil
+	return head, salvaged, err
 }
 
-// commitWorktree commits what is left in the job's worktree. salvage marks
-// the commit as the remains of a run that did not end cleanly.
-func commitWorktree(ctx context.Context, j *store.Job, salvage bool) (head string, salvaged bool, err error) {
-	if _, err := os.Stat(j.Worktree); err != nil {
-		return j.BaseSHA, false, nil
+// commitCheckout commits what is left in job j's checkout c onto its
+// branch. salvage marks the commit as the remains of a run that did not end
+// cleanly. A worktree that is gone leaves the branch as it is.
+func commitCheckout(ctx context.Context, p config.Paths, j *store.Job, c *gitx.Checkout, salvage bool, before map[string]string) (gitx.CommitResult, error) {
+	if _, err := os.Stat(c.Dir); err != nil {
+		tip, rerr := c.Repo.Resolve("refs/heads/" + j.Branch)
+		if rerr != nil {
+			tip = j.BaseSHA
+		}
+		return gitx.CommitResult{Head: tip}, nil
 	}
 	msg := fmt.Sprintf("hub: work left uncommitted by job %s\n\n%s\n\nHub-Job: %s\n", j.ID, job.FirstLine(j.Task, 200), j.ID)
 	if salvage {
@@ -434,19 +451,18 @@ func commitWorktree(ctx context.Context, j *store.Job, salvage bool) (head strin
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	head, committed, err := gitx.CommitAll(cctx, j.Worktree, msg, gitx.HubIdentity)
-	if err != nil {
-		// A git killed while it wrote the index (hub's own, or the worker's)
-		// leaves index.lock behind, and every commit after it fails. The
-		// worker is stopped by now: clear a lock nobody holds and try once more.
-		if cleared, _ := gitx.ClearStaleIndexLock(cctx, j.Worktree); !cleared {
-			return "", false, err
-		}
-		if head, committed, err = gitx.CommitAll(cctx, j.Worktree, msg, gitx.HubIdentity); err != nil {
-			return "", false, err
+	o := gitx.CommitOptions{Message: msg, Who: gitx.HubIdentity, Base: j.BaseSHA, Scratch: p.ImportDir(j.ID), Before: before}
+	res, err := c.Commit(cctx, o)
+	if err != nil && res.Head == "" {
+		// A git killed while it wrote the index (the worker's, when it
+		// shares hub's path, or a git of hub's killed with a dead shim)
+		// leaves index.lock behind. The worker is stopped by now: clear a
+		// lock nobody holds and try once more.
+		if cleared, _ := gitx.ClearStaleIndexLock(cctx, c); cleared {
+			res, err = c.Commit(cctx, o)
 		}
 	}
-	return head, committed && salvage, nil
+	return res, err
 }
 
 // verify runs the caller's check on the head commit in a clean detached
@@ -458,29 +474,41 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 		return nil
 	}
 	v := &protocol.Verify{Command: s.params.Verify, Commit: head, ExitCode: -1}
-	dir := s.o.Paths.VerifyTree(j.ID)
-	unlock, err := gitx.LockRepo(ctx, s.o.Paths.LocksDir(), s.repo)
-	if err == nil {
-		_ = gitx.RemoveWorktree(ctx, s.repo, dir, true)
-		err = gitx.AddWorktree(ctx, s.repo, dir, "", head)
-		unlock()
-	}
+	// A clean checkout of the commit, private (nothing of it is registered
+	// in the user's repository), removed after.
+	want := job.VerifyCheckout(s.o.Paths, j.ID, s.repo)
+	_ = want.Remove(ctx)
+	vc, err := gitx.MakeCheckout(ctx, s.repo, gitx.CheckoutOptions{Dir: want.Dir, Index: want.Index, Base: head, PrivateGitDir: want.GitDir})
 	if err != nil {
 		end.state, end.err = protocol.StateFailed, "could not make a clean checkout for verify: "+err.Error()
 		v.OutputTail = err.Error()
 		return v
 	}
-	defer func() {
-		if unlock, err := gitx.LockRepo(context.WithoutCancel(ctx), s.o.Paths.LocksDir(), s.repo); err == nil {
-			_ = gitx.RemoveWorktree(context.WithoutCancel(ctx), s.repo, dir, true)
-			unlock()
+	defer func() { _ = vc.Remove(context.WithoutCancel(ctx)) }()
+	dir := vc.Dir
+	env := workerEnv(s.o.HubBinary, "HUB_JOB="+j.ID, "HUB_VERIFY=1", "HUB_HOME="+s.o.Paths.Home)
+	argv := []string{"sh", "-c", s.params.Verify}
+	if engine.Sandboxed(s.params.Isolation) {
+		// The worker wrote what verify runs: at the isolated levels it runs
+		// behind the same fence as the worker (no network at untrusted).
+		scratch := s.o.Paths.VerifyHome(j.ID)
+		_ = os.RemoveAll(scratch)
+		if err := os.MkdirAll(scratch, 0o700); err == nil {
+			argv, err = engine.SandboxCommand(engine.Spec{JobID: j.ID, Dir: dir, Checkout: vc, Params: s.params, Scratch: scratch,
+				HubBinary: s.o.HubBinary, Env: env}, argv, s.o.HubBinary)
 		}
-	}()
+		if err != nil {
+			end.state, end.err = protocol.StateFailed, "could not sandbox verify: "+err.Error()
+			v.OutputTail = err.Error()
+			return v
+		}
+		defer os.RemoveAll(scratch)
+	}
 
 	tail := &engine.Tail{Max: 4096}
-	cmd := exec.Command("sh", "-c", s.params.Verify)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = workerEnv(s.o.HubBinary, "HUB_JOB="+j.ID, "HUB_VERIFY=1")
+	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = tail, tail
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	started := time.Now()
@@ -571,6 +599,7 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 	ev.Verify = verify
 	ev.Observed.Commands = s.observed
 	ev.Observed.RefChanges = s.refChanges
+	ev.Observed.GitRepairs = s.repairs
 	ev.Claimed = claimed
 	ev.Model = o.Model
 	ev.Cost.Known = o.CostKnown
@@ -586,11 +615,8 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 		vraw, _ := json.Marshal(verify)
 		_ = s.st.Update(ctx, j.ID, func(r *store.Job) error { r.Verify = vraw; return nil })
 	}
-	if j.Kind == protocol.KindRead && s.repo != nil && j.Worktree != "" {
-		if unlock, err := gitx.LockRepo(context.WithoutCancel(ctx), s.o.Paths.LocksDir(), s.repo); err == nil {
-			_ = gitx.RemoveWorktree(context.WithoutCancel(ctx), s.repo, j.Worktree, true)
-			unlock()
-		}
+	if j.Kind == protocol.KindRead && s.checkout != nil {
+		removeCheckout(context.WithoutCancel(ctx), s.o.Paths, s.checkout)
 	}
 	_, err := s.st.Finish(context.WithoutCancel(ctx), j.ID, store.Ending{
 		State: end.state, HeadSHA: head, Salvaged: salvaged, Error: end.err, Summary: claimed.Summary,
@@ -600,6 +626,19 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 		s.o.Log.Error().Err(err).Msg("finish job")
 	}
 	s.journalLine(0, time.Now().UTC(), protocol.EventState, string(end.state), map[string]string{"reason": end.err})
+}
+
+// removeCheckout removes a checkout hub made: a linked one under the
+// repository's lock (git writes the repository's worktree list).
+func removeCheckout(ctx context.Context, p config.Paths, c *gitx.Checkout) {
+	if c.Private {
+		_ = c.Remove(ctx)
+		return
+	}
+	if unlock, err := gitx.LockRepo(ctx, p.LocksDir(), c.Repo); err == nil {
+		_ = c.Remove(ctx)
+		unlock()
+	}
 }
 
 // buildEvidence reads base..head from git: files and commits.

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
-	"github.com/hub-agents/hub/hub/sandbox"
 	"github.com/hub-agents/hub/hub/store"
 )
 
@@ -18,7 +20,7 @@ import (
 // its reservation. The cost of an engine that pays with money is unknown
 // here, so the whole reservation is charged. The caller must hold the job's
 // shim lock, so no shim can be running it.
-func Settle(ctx context.Context, st *store.Store, reg *engine.Registry, j *store.Job, reason string) error {
+func Settle(ctx context.Context, st *store.Store, reg *engine.Registry, paths config.Paths, j *store.Job, reason string) error {
 	if j.State.Terminal() {
 		return nil
 	}
@@ -35,12 +37,21 @@ func Settle(ctx context.Context, st *store.Store, reg *engine.Registry, j *store
 	}
 	head, salvaged := j.BaseSHA, false
 	var commitErr error
+	var repairs []protocol.GitRepair
 	if j.Kind == protocol.KindWrite && j.Worktree != "" {
-		// Commits a sandboxed worker made live on a private stand-in of its branch.
-		_, _ = sandbox.SyncBranch(ctx, j.Worktree, j.Branch)
-		h, s, err := commitWorktree(ctx, j, true)
+		// The same commit a live shim makes: hub's own, on the job's
+		// branch, whatever the worker did to its git state.
+		repo, err := gitx.Open(j.Repo)
 		if err == nil {
-			head, salvaged = h, s
+			var res gitx.CommitResult
+			res, err = commitCheckout(ctx, paths, j, job.Checkout(paths, j, repo), true, nil)
+			if res.Head != "" {
+				head, salvaged = res.Head, res.Committed
+			}
+			red := secrets()
+			for _, r := range res.Repairs {
+				repairs = append(repairs, protocol.GitRepair{What: r.What, Found: red.String(r.Found), Done: red.String(r.Done)})
+			}
 		}
 		commitErr = err
 	}
@@ -56,6 +67,7 @@ func Settle(ctx context.Context, st *store.Store, reg *engine.Registry, j *store
 		costKnown = true
 	}
 	ev := buildEvidence(ctx, j, head, salvaged, msg, protocol.StateFailed)
+	ev.Observed.GitRepairs = repairs
 	ev.Cost.Known = costKnown
 	if !costKnown {
 		ev.Cost.USD = ev.Cost.ReservedUSD

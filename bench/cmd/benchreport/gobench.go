@@ -19,6 +19,18 @@ var goBenches = []struct {
 		"store: a reservation booked and closed", "floor: one journal event appended"},
 	{"./hub/redact", "String", "StringReplacer",
 		"redact 1 MiB of output (20 known values and the secret formats)", "floor: a bare strings.Replacer of the 20 values"},
+	// What the git boundary costs (2,000 files; 10 rewritten and one added).
+	{"./hub/gitx", "CommitLinked", "CommitAll",
+		"git boundary: hub's commit at worktree (pinned paths, its own index, the worker's git state put back)",
+		"floor: `git add -A` + `git commit` in the worktree (hub's commit before the boundary)"},
+	{"./hub/gitx", "CommitPrivate", "CommitAll",
+		"git boundary: hub's commit at isolated (the worker's own commit copied in and checked, then as above)",
+		"floor: `git add -A` + `git commit` in the worktree"},
+	{"./hub/gitx", "CheckoutLinked", "WorktreeAdd",
+		"git boundary: a linked checkout (`git worktree add` and hub's index)", "floor: a bare `git worktree add -b`"},
+	{"./hub/gitx", "CheckoutPrivate", "WorktreeAdd",
+		"git boundary: a private checkout (own git dir, the user's objects as an alternate, checked out with hub's index)",
+		"floor: a bare `git worktree add -b`"},
 }
 
 // goBenchSection runs them with `go test -bench` and reads ns/op.
@@ -54,7 +66,9 @@ func goBenchSection(ctx context.Context, e *env) (*section, error) {
 	sec.how = fmt.Sprintf("`go test -run '^$' -bench … -benchtime 0.5s -count %d` on each package; each figure is the ns/op of the %d counts, "+
 		"and the ratio is of the medians. The store's pair runs on a fresh hub.db in a temporary HUB_HOME with hub's own settings "+
 		"(WAL, immediate transactions, synchronous writes): a reservation is four transactions (create, admit, run, finish). "+
-		"The redactor's input is test-runner output with a key-shaped line every 500 lines.", count, count)
+		"The redactor's input is test-runner output with a key-shaped line every 500 lines. The git pairs run on a repository of "+
+		"2,000 files of about 400 bytes in 40 folders, one commit; a commit's change rewrites 10 files and adds one, and the "+
+		"floor is the commit hub made before the git boundary (through the worktree's own .git).", count, count)
 	return sec, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/sandbox"
 )
 
 // readinessSection times `job/start` and start → worker running on each
@@ -34,29 +35,39 @@ func readinessSection(ctx context.Context, e *env) (*section, error) {
 		start := &figure{name: fmt.Sprintf("`start` latency, %s", label), unit: "ms", target: "p50 < 20 ms"}
 		ready := &figure{name: fmt.Sprintf("start → worker running, %s", label), unit: "ms", target: "≤ 1.2× floor"}
 		floor := &figure{name: fmt.Sprintf("floor: bare `git worktree add`, %s", label), unit: "ms"}
+		// The same at isolated: a private checkout (the git boundary's layout).
+		iso := &figure{name: fmt.Sprintf("start → worker running at isolated, %s", label), unit: "ms", target: "≤ 1.2× floor"}
+		isoOK := sandbox.Probe().OK
 		var ratios []float64
 		// One warm-up of each, discarded; then hub and the floor in turn.
 		for i := -1; i < runs; i++ {
-			var startMS, readyMS, floorMS float64
-			hubRun := func() error {
+			var startMS, readyMS, floorMS, isoMS float64
+			runJob := func(isolation string) (startMS, readyMS float64, err error) {
 				t0 := time.Now()
-				id, err := e.startJob(ctx, protocol.StartParams{Task: "bench", Repo: repo, Engine: "exec", Exec: "true"})
+				id, err := e.startJob(ctx, protocol.StartParams{Task: "bench", Repo: repo, Engine: "exec", Exec: "true", Isolation: isolation})
 				if err != nil {
-					return err
+					return 0, 0, err
 				}
 				startMS = ms(time.Since(t0))
 				if err := e.waitAll(ctx, []string{id}); err != nil { // one at a time: readiness is per job
-					return err
+					return 0, 0, err
 				}
 				j, err := e.st.Job(ctx, id)
 				if err != nil {
-					return err
+					return 0, 0, err
 				}
 				if j.RunningAt.IsZero() {
-					return fmt.Errorf("job %s has no running time", id)
+					return 0, 0, fmt.Errorf("job %s has no running time", id)
 				}
-				readyMS = ms(j.RunningAt.Sub(j.CreatedAt))
-				return e.cleanup(ctx, id)
+				return startMS, ms(j.RunningAt.Sub(j.CreatedAt)), e.cleanup(ctx, id)
+			}
+			hubRun := func() error {
+				var err error
+				if startMS, readyMS, err = runJob(""); err != nil || !isoOK {
+					return err
+				}
+				_, isoMS, err = runJob(protocol.IsolationIsolated)
+				return err
 			}
 			floorRun := func() error {
 				name := fmt.Sprintf("floor-%d-%d", n, i+1)
@@ -84,6 +95,9 @@ func readinessSection(ctx context.Context, e *env) (*section, error) {
 			ready.samples = append(ready.samples, readyMS)
 			floor.samples = append(floor.samples, floorMS)
 			ratios = append(ratios, readyMS/floorMS)
+			if isoOK {
+				iso.samples = append(iso.samples, isoMS)
+			}
 		}
 		start.pass = boolp(start.p50() < 20)
 		r := ready.p50() / floor.p50()
@@ -105,6 +119,15 @@ func readinessSection(ctx context.Context, e *env) (*section, error) {
 				"job keeps running, and its record keeps being written, when the daemon dies", num(ready.p50()-floor.p50()), num(floor.p50()))
 		}
 		sec.figs = append(sec.figs, start, ready, floor)
+		if isoOK {
+			ri := iso.p50() / floor.p50()
+			iso.pass = boolp(ri <= 1.2)
+			iso.note = fmt.Sprintf("%.2f× the floor's median; %.2f× the worktree level's", ri, iso.p50()/ready.p50())
+			if !*iso.pass {
+				misses = append(misses, iso.name)
+			}
+			sec.figs = append(sec.figs, iso)
+		}
 		g := group{Label: label}
 		for _, f := range []*figure{ready, floor} {
 			_, _, _, lo, hi := f.stats()
@@ -124,7 +147,9 @@ func readinessSection(ctx context.Context, e *env) (*section, error) {
 	sec.how = `**start latency** is the client's round trip for ` + "`job/start`" + ` through the daemon's unix socket. Validation
 opens the repository and resolves the base in-process with go-git; no git process runs before the answer.
 **start → worker running** is the job's ` + "`created_at`" + ` to ` + "`running_at`" + ` in the store (millisecond stamps): admission,
-spawning the shim, ` + "`git worktree add`" + `, the dirty check of the user's checkout (in parallel), the state change. The
+spawning the shim, ` + "`git worktree add`" + ` and a copy of its index for hub, the dirty check of the user's checkout (in
+parallel), the state change. At **isolated** the checkout is private instead (a git dir of the job's own borrowing the
+user's objects, checked out with hub's index, no lock on the repository); the worker's sandbox is not counted. The
 **floor** is a bare ` + "`git worktree add -b`" + ` of the same repository at the same commit, timed in the same loop, hub's
 run and the floor's alternating which goes first. The repositories have 50 Go files a directory, about 400 bytes
 each, in one commit; each run's worktree and branch are removed before the next.`

@@ -31,7 +31,6 @@ import (
 	"github.com/hub-agents/hub/agent/tool"
 	"github.com/hub-agents/hub/hub/demo"
 	"github.com/hub-agents/hub/hub/engine"
-	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/redact"
 	"github.com/hub-agents/hub/rubric"
@@ -237,7 +236,12 @@ func scriptedServer(p profile.Profile) (*scripted.Server, error) {
 // since base, and the verify command's outcome run in the worktree.
 func observer(spec engine.Spec) func(ctx context.Context) (rubric.Facts, error) {
 	return func(ctx context.Context) (rubric.Facts, error) {
-		files, err := gitx.WorktreeChanges(ctx, spec.Dir, spec.BaseSHA)
+		if spec.Checkout == nil {
+			return rubric.Facts{}, errors.New("no checkout to read the changes of")
+		}
+		// Through hub's own view of the checkout: never what the
+		// worktree's .git says, which the worker may have rewritten.
+		files, err := spec.Checkout.Changes(ctx, spec.BaseSHA)
 		if err != nil {
 			return rubric.Facts{}, err
 		}
@@ -252,14 +256,24 @@ func observer(spec engine.Spec) func(ctx context.Context) (rubric.Facts, error) 
 	}
 }
 
-// runVerify runs the caller's check in the worktree, as the worker left it.
+// runVerify runs the caller's check in the worktree, as the worker left it:
+// at the isolated levels inside the job's sandbox, since the worker wrote
+// what it runs.
 func runVerify(ctx context.Context, spec engine.Spec) *rubric.VerifyFact {
 	v := &rubric.VerifyFact{Command: spec.Params.Verify}
 	timeout := time.Duration(spec.Params.VerifyTimeoutS) * time.Second
 	if timeout <= 0 {
 		timeout = 10 * time.Minute
 	}
-	cmd := exec.Command("sh", "-c", spec.Params.Verify)
+	argv := []string{"sh", "-c", spec.Params.Verify}
+	if engine.Sandboxed(spec.Params.Isolation) {
+		var err error
+		if argv, err = engine.SandboxCommand(spec, argv, spec.HubBinary); err != nil {
+			v.OutputTail = err.Error()
+			return v
+		}
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = spec.Dir, append(append([]string{}, spec.Env...), "HUB_VERIFY=1")
 	var out engine.Tail
 	out.Max = 4096

@@ -849,6 +849,8 @@ export interface CleanupParams {
   id: string;
   /** also delete hub/<id> */
   delete_branch?: boolean;
+  /** Force removes a worktree whose HEAD is not on the job's branch, and with delete_branch a branch whose work is merged nowhere (as gc's force). A worktree with uncommitted changes is never removed. */
+  force?: boolean;
 }
 
 /** CleanupResult says what was removed. */
