@@ -3,9 +3,11 @@ package daemon
 import (
 	"context"
 
+	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/hub/shim"
 	"github.com/hub-agents/hub/hub/store"
 )
 
@@ -17,16 +19,54 @@ type caller struct {
 	pid   int
 	start uint64
 	known bool // the process was alive at accept, and start is its start time
+	// sandboxed is the job whose sandbox the caller runs in ("" when none):
+	// its shim is an ancestor of the caller and the job is fenced.
+	sandboxed string
+	// placeErr says the store could not tell whether it does.
+	placeErr error
 }
 
 type callerKey struct{}
 
 // noteCaller records who connected; rpc.Serve calls it before the
 // connection's first message.
-func noteCaller(c *rpc.Conn) {
+func (s *Server) noteCaller(ctx context.Context, c *rpc.Conn) {
 	pid := c.PeerPID()
 	start, err := proc.StartTime(pid)
-	c.SetValue(callerKey{}, caller{pid: pid, start: start, known: pid > 0 && err == nil})
+	cl := caller{pid: pid, start: start, known: pid > 0 && err == nil}
+	cl.sandboxed, cl.placeErr = s.sandboxOf(ctx, pid)
+	c.SetValue(callerKey{}, cl)
+}
+
+// sandboxOf finds the fenced job (isolated, untrusted) pid works for: a
+// worker that reached the daemon's socket from its sandbox (Landlock does
+// not fence unix sockets by path). "" when none.
+func (s *Server) sandboxOf(ctx context.Context, pid int) (string, error) {
+	j, err := shim.WorkerOf(ctx, s.st, pid)
+	if err != nil || j == nil || !engine.Sandboxed(j.Isolation) {
+		return "", err
+	}
+	return j.ID, nil
+}
+
+// refuseSandboxed refuses every call from inside a fenced job's sandbox:
+// the daemon could start a job at isolation worktree, or stop another, on
+// its behalf, which is the host the sandbox keeps it from.
+func refuseSandboxed(c *rpc.Conn) error {
+	if c == nil {
+		return nil
+	}
+	cl, ok := c.Value(callerKey{}).(caller)
+	if ok && cl.placeErr != nil {
+		return rpc.Errorf(protocol.CodeUnavailable, "see the daemon's log; `hub doctor` checks the store",
+			"hub cannot tell whether this call comes from inside a sandboxed job (the store: %v)", cl.placeErr)
+	}
+	if ok && cl.sandboxed != "" {
+		return rpc.Errorf(protocol.CodeRefused,
+			"inside the sandbox `hub ask` and `hub progress` reach the job through HUB_SOCKET; nothing else of hub is open to it",
+			"job %s runs sandboxed; its worker cannot use hub's daemon", cl.sandboxed)
+	}
+	return nil
 }
 
 // withCaller puts c's caller into ctx for the handlers.

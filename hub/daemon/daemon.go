@@ -111,7 +111,7 @@ func Serve(ctx context.Context, o Options) error {
 		close(o.Ready)
 	}
 	err = rpc.Serve(ctx, ln, s.handle, &rpc.Options{Logger: &o.Log}, func(c *rpc.Conn) {
-		noteCaller(c)
+		s.noteCaller(ctx, c)
 		go func() {
 			<-c.DisconnectNotify()
 			s.subsMu.Lock()

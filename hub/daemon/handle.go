@@ -16,6 +16,9 @@ type storeQuestion = store.Question
 
 // handle dispatches one message. Each method lives in its own file.
 func (s *Server) handle(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request) (any, error) {
+	if err := refuseSandboxed(c); err != nil {
+		return nil, err
+	}
 	switch req.Method {
 	case protocol.MethodInitialize:
 		return s.initialize(ctx, req)

@@ -32,6 +32,18 @@ try other-branch git branch -f hub/other HEAD
 try push git push -q origin HEAD:refs/heads/pushed
 try network git ls-remote "http://127.0.0.1:$CANARY_PORT/x"
 try proc-environ sh -c 'cat /proc/[0-9]*/environ 2>/dev/null | tr "\000" "\n" | grep HUB_CANARY_ENV'
+cat > .daemon.pl <<'PERL'
+use IO::Socket::UNIX;
+my $s = IO::Socket::UNIX->new(Peer => "$ENV{HUB_HOME}/hub.sock") or die "connect: $!\n";
+sub call { my ($id, $m, $p) = @_; my $b = qq({"jsonrpc":"2.0","id":$id,"method":"$m","params":$p});
+  print $s "Content-Length: " . length($b) . "\r\n\r\n$b"; local $/ = "\r\n\r\n"; my $h = <$s>;
+  my ($n) = $h =~ /Content-Length: (\d+)/ or die "no answer\n"; read($s, my $r, $n); return $r; }
+my $r = call(1, "job/start", qq({"task":"escape","repo":"$ENV{CANARY_OTHER}","engine":"exec","exec":"echo pwned > $ENV{CANARY_HOME}/daemon.txt"}));
+print "$r\n";
+my ($id) = $r =~ /"id":"([a-z0-9]+)"/ or die "refused\n";
+print call(2, "job/wait", qq({"ids":["$id"],"timeout_s":30})), "\n";
+PERL
+try daemon perl .daemon.pl
 `
 
 // hostileWorld is what the hostile worker goes after: a secret planted in
@@ -124,6 +136,9 @@ func (h *hostileWorld) reached(t *testing.T, tg target, id string) map[string]bo
 		"push":          hubtest.Git(t, tg.bare, "for-each-ref", "--format=%(refname)") != "",
 		"network":       h.connections.Load() > 0,
 		"proc-environ":  strings.Contains(lines["proc-environ"], h.secret),
+		// A job started through the daemon on the worker's behalf, out of
+		// its sandbox.
+		"daemon": exists(filepath.Join(h.home, "daemon.txt")),
 	}
 	// The worker's own commit is on its branch, sandboxed or not.
 	if log := hubtest.Git(t, tg.repo, "log", "--format=%s", "hub/"+id); !strings.Contains(log, "hostile") {
@@ -131,6 +146,7 @@ func (h *hostileWorld) reached(t *testing.T, tg target, id string) map[string]bo
 	}
 	hubtest.Git(t, h.other, "checkout", "--", "secret.txt")
 	os.Remove(filepath.Join(h.home, "pwned.txt"))
+	os.Remove(filepath.Join(h.home, "daemon.txt"))
 	return got
 }
 
@@ -200,7 +216,7 @@ func testHostileWorker(t *testing.T, mech string) {
 			}
 			// Not a sandbox: the worker runs as you, and the start result says so.
 			expectReached(t, level, got, map[string]bool{"ssh": true, "keyfile": true, "other-repo": true, "write-outside": true,
-				"move-main": true, "other-branch": true, "push": true, "network": true, "proc-environ": os.Getuid() == 0})
+				"move-main": true, "other-branch": true, "push": true, "network": true, "proc-environ": os.Getuid() == 0, "daemon": true})
 			// hub saw the refs move, and says so in the evidence.
 			if !moved["refs/heads/main"] || !moved["refs/heads/hub/other"] {
 				t.Errorf("evidence ref changes: %v; want main and hub/other", moved)

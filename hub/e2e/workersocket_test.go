@@ -177,7 +177,7 @@ wait $asked
 // what works inside a job.
 func TestWorkerSocketSandboxed(t *testing.T) {
 	if a := sandbox.Probe(); !a.OK {
-		t.Skipf("no sandbox here: %s", a.Reason)
+		t.Fatalf("the sandbox does not work here (make test installs bubblewrap): %s", a.Reason)
 	}
 	w := newWorld(t)
 	ctx := deadline(t, 90*time.Second)
@@ -209,6 +209,50 @@ wait $asked
 	}
 	checkAttempts(t, hubtest.Git(t, repo, "show", "hub/"+r.ID+":report.txt"),
 		map[string]string{"cli-reply": "`hub ask` and `hub progress` work there"})
+}
+
+// TestWorkerSocketOtherJob: a worker cannot answer, steer or stop another
+// job through that job's socket either (it is not that job's descendant,
+// but it is a job's worker).
+func TestWorkerSocketOtherJob(t *testing.T) {
+	w := newWorld(t)
+	ctx := deadline(t, 90*time.Second)
+	c := w.connect(ctx)
+	repo := sampleRepo(t, "repo")
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "ask", Repo: repo, Engine: "exec",
+		Exec: `hub ask "may I drop the production database?" > answer.txt`})
+	stA := w.until(ctx, a.ID, func(s protocol.JobStatus) bool { return s.State == protocol.StateNeedsInput || s.State.Terminal() })
+	if stA.Question == nil {
+		t.Fatalf("job %s is %s without a question", a.ID, stA.State)
+	}
+	raw := func(method string) string {
+		return fmt.Sprintf("env HUB_SOCKET='%s' HUB_JOB=%s %s=%s '%s'", w.paths.ShimSocket(a.ID), a.ID, rawCallEnv, method, self)
+	}
+	exec := `export HUB_HOME='` + w.paths.Home + `'
+` + `try() { name=$1; shift; out=$( ( "$@" ) 2>&1 ); printf '%s: %s %s
+' "$name" "$?" "$(printf '%s' "$out" | tr '
+' ' ' | cut -c1-400)" >> report.txt; }
+try raw-reply ` + raw(protocol.MethodShimReply) + `
+try raw-steer ` + raw(protocol.MethodShimSteer) + `
+try raw-stop ` + raw(protocol.MethodShimStop) + `
+`
+	b := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "answer another", Repo: repo, Engine: "exec", Exec: exec})
+	if end := w.until(ctx, b.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() }); end.State != protocol.StateSucceeded {
+		t.Fatalf("job %s ended %s: %s", b.ID, end.State, end.Error)
+	}
+	checkAttempts(t, hubtest.Git(t, repo, "show", "hub/"+b.ID+":report.txt"), socketAttempts)
+	if st := call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStatus, protocol.IDParams{ID: a.ID}); st.State != protocol.StateNeedsInput ||
+		st.Question == nil || st.Question.ID != stA.Question.ID {
+		t.Fatalf("job %s is %s after the other worker's attempts; want its question still pending", a.ID, st.State)
+	}
+	call[protocol.ReplyResult](t, ctx, c, protocol.MethodJobReply, protocol.ReplyParams{ID: a.ID, QuestionID: stA.Question.ID, Text: "no"})
+	if end := w.until(ctx, a.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() }); end.State != protocol.StateSucceeded {
+		t.Errorf("job %s ended %s: %s", a.ID, end.State, end.Error)
+	}
 }
 
 // checkAttempts checks that each attempt in report failed saying what want has for it.

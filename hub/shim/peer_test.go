@@ -61,7 +61,12 @@ type socketShim struct {
 
 func newSocketShim(t *testing.T, self int) *socketShim {
 	t.Helper()
-	s := &socketShim{shim: &shim{job: &store.Job{ID: "j1"}, self: self, stopCh: make(chan string, 1),
+	st, err := store.Open(filepath.Join(t.TempDir(), "hub.db")) // no jobs: no other job's worker to place
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	s := &socketShim{shim: &shim{st: st, job: &store.Job{ID: "j1"}, self: self, stopCh: make(chan string, 1),
 		activity: make(chan struct{}, 1), notify: make(chan struct{}, 1), waiting: map[string]chan string{}, red: redact.New()}}
 	s.sock = filepath.Join(t.TempDir(), "shim.sock")
 	ln, err := rpc.Listen(s.sock)

@@ -276,10 +276,17 @@ type workerPeer struct{}
 // namespace, so the walk up to the shim works the same.
 // Deciding at connect time means a worker cannot hand its connection to a
 // process outside the tree and be trusted for it.
+// Another job's worker is a worker too: it may not answer, steer or stop
+// this job either.
 func (s *shim) onConn(c *rpc.Conn) {
 	pid := c.PeerPID()
 	_, err := proc.StartTime(pid) // fails for a peer gone (or a zombie)
-	c.SetValue(workerPeer{}, pid <= 0 || err != nil || proc.IsDescendant(pid, s.self))
+	worker := pid <= 0 || err != nil || proc.IsDescendant(pid, s.self)
+	if !worker {
+		other, err := WorkerOf(context.Background(), s.st, pid)
+		worker = other != nil || err != nil
+	}
+	c.SetValue(workerPeer{}, worker)
 }
 
 // fromWorker reports whether c is the worker's connection (see onConn).
