@@ -65,6 +65,45 @@ type Server struct {
 	watching map[string]bool
 }
 
+// lockWait bounds how long a new daemon waits for one that is going away.
+const lockWait = 10 * time.Second
+
+// takeLock takes HUB_HOME's daemon lock. Held by a daemon that answers on
+// the socket, it is ErrRunning. Held by one that does not answer, it is
+// one on its way out (a daemon lets go of its lock last, after it removed
+// its socket): the new one waits for it, up to lockWait, rather than exit
+// and leave the client that started it waiting on a socket nobody makes.
+func takeLock(ctx context.Context, lock *flock.Flock, p config.Paths) error {
+	deadline := time.Now().Add(lockWait)
+	for {
+		ok, err := lock.TryLock()
+		if err != nil {
+			return fmt.Errorf("lock %s: %w", p.DaemonLock(), err)
+		}
+		if ok {
+			return nil
+		}
+		dctx, cancel := context.WithTimeout(ctx, time.Second)
+		nc, err := rpc.Dial(dctx, p.Socket())
+		cancel()
+		if err == nil {
+			nc.Close()
+			return ErrRunning
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s is held by a process that has not answered on %s for %s; if no hub daemon runs, find the holder (fuser %s) and stop it",
+				p.DaemonLock(), p.Socket(), lockWait, p.DaemonLock())
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Millisecond): // a lock another process holds: nothing to wait on but polling
+		}
+	}
+}
+
 // Serve runs the daemon until ctx is done or a client asks it to shut down.
 func Serve(ctx context.Context, o Options) error {
 	if o.HubBinary == "" {
@@ -77,12 +116,8 @@ func Serve(ctx context.Context, o Options) error {
 		return err
 	}
 	lock := flock.New(o.Paths.DaemonLock())
-	ok, err := lock.TryLock()
-	if err != nil {
-		return fmt.Errorf("lock %s: %w", o.Paths.DaemonLock(), err)
-	}
-	if !ok {
-		return ErrRunning
+	if err := takeLock(ctx, lock, o.Paths); err != nil {
+		return err
 	}
 	defer lock.Unlock()
 	st, err := store.Open(o.Paths.DB())
