@@ -209,6 +209,10 @@ func testHostileWorker(t *testing.T, mech string) {
 				if len(moved) > 0 {
 					t.Errorf("refs of the user's repository moved under %s: %v", mech, moved)
 				}
+				// What the sandbox still lets it read is said.
+				if note := strings.Join(r.Notes, " "); !strings.Contains(note, "object store") {
+					t.Errorf("a sandboxed job's notes should say the object store is readable: %v", r.Notes)
+				}
 				if st.State != protocol.StateSucceeded {
 					t.Errorf("the job ended %s (%s); the sandbox should still let it commit its report", st.State, st.Error)
 				}

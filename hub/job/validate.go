@@ -15,6 +15,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/sandbox"
 	"github.com/hub-agents/hub/router"
 )
 
@@ -156,8 +157,11 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 		r.Notes = append(r.Notes, d.Summary())
 	}
 	r.Notes = append(r.Notes, d.Notes...)
-	if p.Isolation == protocol.IsolationWorktree {
+	switch {
+	case p.Isolation == protocol.IsolationWorktree:
 		r.Notes = append(r.Notes, WorktreeNote)
+	case engine.Sandboxed(p.Isolation) && r.Repo != nil:
+		r.Notes = append(r.Notes, sandboxNote(p.Isolation))
 	}
 	r.Params = p
 	return r, nil
@@ -168,6 +172,16 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 const WorktreeNote = "isolation worktree: a separate checkout and branch, not a sandbox; the worker runs as you: " +
 	"it can read ~/.ssh, hub's keys and other repositories, write outside its worktree, move other branches, push, " +
 	"and use the network (ask for isolated or untrusted to stop that)"
+
+// sandboxNote is what a sandboxed job's worker can still reach of the
+// repository and the machine: said, since it is not nothing.
+func sandboxNote(level string) string {
+	n := "isolation " + level + ": the worker can read the repository's whole object store (any commit of it, other jobs' included, by its id), not its refs, config or other checkouts"
+	if sandbox.Probe().Mechanism == sandbox.MechLandlock {
+		n += "; under Landlock (bubblewrap cannot make namespaces here) it also sees the machine's process list and can connect to unix sockets it knows the path of (hub's daemon refuses it)"
+	}
+	return n
+}
 
 // normalize checks and fills in what start and route explain share: kind,
 // isolation, budget and timeouts.
