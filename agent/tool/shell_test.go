@@ -312,3 +312,29 @@ func TestShellEnvironment(t *testing.T) {
 		t.Errorf("HOME from Env: %q", out)
 	}
 }
+
+// TestShellExitWithChildHoldingOutput: a command that exits while children
+// it left hold its output returns its own exit code, not a timeout, and
+// soon: the tool reads the output from a pipe of its own (os/exec does not
+// wait on it), stops the group, and stops reading after drainWait when a
+// child out of the group (its own session) still holds the pipe.
+func TestShellExitWithChildHoldingOutput(t *testing.T) {
+	w := newTree(t, nil)
+	start := time.Now()
+	got := mustCall(t, w, "run_shell", obj{"command": "sleep 30 & echo $! > pid; setsid sleep 30 & echo $! > setsid; echo done; exit 4",
+		"timeout_s": 60})
+	b, err := os.ReadFile(filepath.Join(w.Root(), "setsid"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+		t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }) // out of the group's reach: the test ends it
+	}
+	if got != "exit code 4\ndone\n" {
+		t.Errorf("run_shell = %q", got)
+	}
+	if d := time.Since(start); d > killGrace+drainWait+2*time.Second {
+		t.Errorf("took %v", d)
+	}
+	waitGone(t, filepath.Join(w.Root(), "pid"))
+}

@@ -2,7 +2,10 @@ package engine
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // Tail keeps the last Max bytes written to it, for output tails in
@@ -33,4 +36,96 @@ func (t *Tail) String() string {
 		b = b[len(b)-t.Max:]
 	}
 	return string(bytes.ToValidUTF8(b, []byte("?")))
+}
+
+// DefaultOutputMax is what a HeadTail keeps when its Max is not set.
+const DefaultOutputMax = 4096
+
+// HeadTail keeps the first and the last bytes written to it, Max in all
+// (half each; 0: DefaultOutputMax), and counts the bytes it drops between
+// them, for a command's output in evidence: how it started and how it
+// ended. Safe for concurrent writers.
+type HeadTail struct {
+	Max int
+
+	mu    sync.Mutex
+	head  []byte
+	tail  []byte // the last bytes past head; trimmed to the tail's share now and then
+	total int64
+}
+
+func (h *HeadTail) shares() (head, tail int) {
+	m := h.Max
+	if m <= 0 {
+		m = DefaultOutputMax
+	}
+	return m / 2, m - m/2
+}
+
+func (h *HeadTail) Write(p []byte) (int, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := len(p)
+	h.total += int64(n)
+	hmax, tmax := h.shares()
+	if room := hmax - len(h.head); room > 0 {
+		k := min(room, len(p))
+		h.head = append(h.head, p[:k]...)
+		p = p[k:]
+	}
+	if len(p) >= tmax {
+		h.tail = append(h.tail[:0], p[len(p)-tmax:]...)
+		return n, nil
+	}
+	h.tail = append(h.tail, p...)
+	if len(h.tail) > 2*tmax {
+		h.tail = append(h.tail[:0], h.tail[len(h.tail)-tmax:]...)
+	}
+	return n, nil
+}
+
+// Total is how many bytes were written, kept or not.
+func (h *HeadTail) Total() int64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.total
+}
+
+// String returns what was kept, as valid UTF-8: all of it, or the head
+// and the tail around a line "[... N bytes cut ...]" (N the bytes left
+// out), each cut at a character boundary.
+func (h *HeadTail) String() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	hmax, tmax := h.shares()
+	if h.total <= int64(hmax+tmax) {
+		return string(bytes.ToValidUTF8(append(append([]byte(nil), h.head...), h.tail...), []byte("?")))
+	}
+	head, tail := h.head, h.tail[len(h.tail)-tmax:]
+	// Do not split a character: drop an incomplete one at either cut.
+	if i := lastRuneStart(head); i >= 0 && !utf8.FullRune(head[i:]) {
+		head = head[:i]
+	}
+	for i := 0; i < utf8.UTFMax-1 && len(tail) > 0 && !utf8.RuneStart(tail[0]); i++ {
+		tail = tail[1:]
+	}
+	cut := h.total - int64(len(head)) - int64(len(tail))
+	var s strings.Builder
+	s.Write(bytes.ToValidUTF8(head, []byte("?")))
+	if len(head) > 0 && head[len(head)-1] != '\n' {
+		s.WriteByte('\n')
+	}
+	fmt.Fprintf(&s, "[... %d bytes cut ...]\n", cut)
+	s.Write(bytes.ToValidUTF8(tail, []byte("?")))
+	return s.String()
+}
+
+// lastRuneStart returns where the last character of b starts (looking
+// back at most utf8.UTFMax bytes), or -1 when b is empty.
+func lastRuneStart(b []byte) int {
+	i := len(b) - 1
+	for i > 0 && len(b)-i < utf8.UTFMax && !utf8.RuneStart(b[i]) {
+		i--
+	}
+	return i
 }

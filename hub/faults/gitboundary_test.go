@@ -53,6 +53,8 @@ type gitCase struct {
 	// the job's branch (or the job fails and keeps it).
 	script string
 	verify string
+	// verifyFor is verify's timeout in seconds (0: the default).
+	verifyFor int
 	// files the worker wrote besides work.txt, that must be on the branch.
 	files []string
 	// failWith, when set: the job must fail with this in its error, the
@@ -167,6 +169,24 @@ fake=$(echo pwned | git hash-object -w --stdin); chmod u+w "$f" 2>/dev/null; cp 
 	{name: "packed-refs-edited", pins: "guard: packed-refs edits reach no ref of the user's at the sandboxed levels, and are reported at worktree",
 		script:     `echo w > work.txt; git add work.txt; git commit -qm work; printf '%s refs/heads/main\n' "$(git rev-parse HEAD)" >> "$(git rev-parse --git-common-dir)/packed-refs"; rm -f "$(git rev-parse --git-common-dir)/refs/heads/main"; true`,
 		workerRefs: []string{"refs/heads/main"}},
+	{name: "leftover-processes", pins: "8: a worker or verify that exited 0 leaving a background child was a failure (WaitDelay expired) or a timeout after the full verify timeout; a setsid child outlived the job",
+		script:    `echo w > work.txt; setsid sleep 300 </dev/null >/dev/null 2>&1 & sleep 300 & exit 0`,
+		verify:    `setsid sleep 301 </dev/null >/dev/null 2>&1 & sleep 301 & true`,
+		verifyFor: 120,
+		check: func(t *testing.T, g *gitWorld, r gitRun) {
+			if r.ev == nil || r.ev.Verify == nil || r.ev.Verify.TimedOut || r.ev.Verify.ExitCode != 0 {
+				t.Errorf("verify should have ended with its leader's exit 0: %+v", r.ev)
+				return
+			}
+			for _, l := range r.ev.Observed.Leftovers {
+				if !l.Ended {
+					t.Errorf("a leftover process survived: %+v", l)
+				}
+			}
+			if r.level == protocol.IsolationWorktree && len(r.ev.Observed.Leftovers) == 0 {
+				t.Errorf("the evidence names no leftover process; the worker and verify each left a setsid sleep")
+			}
+		}},
 	{name: "other-jobs-git-dirs", pins: "7: other jobs' worktree git dirs (logs/HEAD) and refs were readable from isolated", levels: sandboxed,
 		script: `echo w > work.txt; { cat "$COMMON"/worktrees/*/logs/HEAD; cat "$COMMON"/worktrees/*/HEAD; ls "$COMMON"/refs/heads/hub; cat "$COMMON/packed-refs"; git log --all --format=%H; git for-each-ref; } > report.txt 2>&1; true`,
 		files:  []string{"report.txt"}, other: true,
@@ -351,7 +371,7 @@ func (g *gitWorld) run(t *testing.T, tc gitCase, level string) (crossed int, st 
 	before := g.snapshotRepo(t, repo)
 	mainBefore := w.git(repo, "show", "main:bug.txt")
 	prefix := fmt.Sprintf("MARK=%s COMMON=%s OTHER=%s PORT=%d; export MARK COMMON OTHER PORT\n", g.mark, common, g.other, g.port)
-	id := w.start(ctx, protocol.StartParams{Task: tc.name, Isolation: level, Exec: prefix + tc.script, Verify: tc.verify})
+	id := w.start(ctx, protocol.StartParams{Task: tc.name, Isolation: level, Exec: prefix + tc.script, Verify: tc.verify, VerifyTimeoutS: tc.verifyFor})
 	st = w.waitEnd(ctx, id)[0]
 	res := call[protocol.ResultResult](t, ctx, w.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Evidence: true})
 	r := gitRun{level: level, repo: repo, common: common, id: id, st: st, ev: res.Evidence}

@@ -1,6 +1,11 @@
 // Package proc identifies processes by pid plus start time, never by a bare
-// pid, and signals whole process groups. It must never signal a process whose
-// start time does not match the one recorded: pids get reused.
+// pid, signals whole process groups, and ends what a command left running
+// after it exited (EndLeftovers), with the caller a child subreaper
+// (BecomeSubreaper) so orphans stay findable. It must never signal a process
+// whose start time does not match the one recorded: pids get reused. Nor
+// must it reap a child it did not start: under a subreaper, os/exec's
+// children and adopted orphans are the caller's children alike, and a
+// wait4(-1) would steal an exit status os/exec is waiting for.
 package proc
 
 import (
@@ -43,6 +48,18 @@ func StartTime(pid int) (uint64, error) {
 	}
 	if f[0] == "Z" {
 		return 0, errors.New("zombie")
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// ChildStartTime returns the start time of pid, a child of the caller it
+// has not waited for yet, zombie or not: until it is waited for, its pid
+// cannot name another process. (StartTime refuses a zombie: a zombie that
+// is not the caller's child may be reaped, and its pid reused, any moment.)
+func ChildStartTime(pid int) (uint64, error) {
+	f, err := stat(strconv.Itoa(pid))
+	if err != nil {
+		return 0, err
 	}
 	return strconv.ParseUint(f[19], 10, 64)
 }

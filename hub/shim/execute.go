@@ -7,9 +7,7 @@ import (
 	"io"
 	"maps"
 	"os"
-	"os/exec"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/hub-agents/hub/hub/config"
@@ -366,8 +364,20 @@ loop:
 			break loop
 		}
 	}
-	// Whatever the worker left running in its group goes too.
-	proc.StopGroup(pgid, pstart, time.Second)
+	// Whatever the worker left running goes too: its group, and what left
+	// the group (setsid, a double fork) but stayed below the shim or
+	// carries the job's HUB_JOB.
+	leader := pstart
+	if ls, ok := r.(interface{ LeaderStart() uint64 }); ok && ls.LeaderStart() != 0 {
+		leader = ls.LeaderStart()
+	}
+	if leader == 0 {
+		// An engine in the shim (the built-in worker): everything the shim
+		// started since it began is the worker's, at this moment.
+		leader, _ = proc.StartTime(os.Getpid())
+	}
+	s.noteLeftovers(ctx, "worker", proc.EndLeftovers(proc.LeftoverOptions{PGID: pgid, LeaderStart: leader, Grace: time.Second,
+		Subreaper: s.subreaper, Marker: "HUB_JOB=" + j.ID}))
 
 	o := end.outcome
 	// What the provider said of the engine's quota is kept for the router;
@@ -386,6 +396,20 @@ loop:
 	s.observed = append(s.observed, oc)
 	s.record(ctx, protocol.EventCommand, "worker exited", oc)
 	return end
+}
+
+// noteLeftovers records the processes a command of the job left running,
+// as the evidence shows them.
+func (s *shim) noteLeftovers(ctx context.Context, role string, left []proc.Leftover) {
+	for _, l := range left {
+		lp := protocol.LeftoverProcess{PID: l.PID, Command: s.red.String(l.Command), Role: role, Ended: l.Ended}
+		s.leftovers = append(s.leftovers, lp)
+		what := "ended it"
+		if !l.Ended {
+			what = "could not end it: it survived"
+		}
+		s.record(ctx, protocol.EventNote, fmt.Sprintf("the %s left process %d running (%s); hub %s", role, l.PID, job.FirstLine(lp.Command, 120), what), lp)
+	}
 }
 
 // ended fills in how a run that was not stopped ended.
@@ -505,56 +529,41 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 		defer os.RemoveAll(scratch)
 	}
 
-	tail := &engine.Tail{Max: 4096}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	cmd.Env = env
-	cmd.Stdout, cmd.Stderr = tail, tail
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	started := time.Now()
-	if err := cmd.Start(); err != nil {
-		end.state, end.err = protocol.StateFailed, "verify did not start: "+err.Error()
-		v.OutputTail = err.Error()
+	timeout := time.Duration(s.params.VerifyTimeoutS) * time.Second
+	// The shim's stop channel carries one reason for the whole job: watch
+	// it here, and hand it on to RunCommand as its own.
+	stop := make(chan string, 1)
+	vctx, vcancel := context.WithCancel(ctx)
+	defer vcancel()
+	go func() {
+		select {
+		case reason := <-s.stopCh:
+			stop <- reason
+		case <-vctx.Done():
+		}
+	}()
+	res := engine.RunCommand(ctx, engine.Command{Argv: argv, Dir: dir, Env: env, Timeout: timeout, Stop: stop, Grace: s.o.StopGrace,
+		OutputMax: 4096, Marker: "HUB_JOB=" + j.ID, Subreaper: s.subreaper})
+	vcancel()
+	if res.Err != nil {
+		end.state, end.err = protocol.StateFailed, "verify did not start: "+res.Err.Error()
+		v.OutputTail = res.Err.Error()
 		return v
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	timeout := time.NewTimer(time.Duration(s.params.VerifyTimeoutS) * time.Second)
-	defer timeout.Stop()
-	pgid := cmd.Process.Pid
-	kill := func() {
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(s.o.StopGrace):
-		}
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}
-	var cancelled string
-	select {
-	case <-done:
-	case <-timeout.C:
-		v.TimedOut = true
-		kill()
-	case reason := <-s.stopCh:
-		cancelled = reason
-		kill()
-	case <-ctx.Done():
+	s.noteLeftovers(ctx, "verify", res.Leftovers)
+	v.DurationMS = res.Duration.Milliseconds()
+	v.ExitCode, v.TimedOut = res.ExitCode, res.TimedOut
+	signal, cancelled := res.Signal, res.Stopped
+	if res.Cancelled != nil {
 		cancelled = "the job's shim was told to stop (SIGTERM)"
-		kill()
-	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL) // grandchildren left behind
-	v.DurationMS = time.Since(started).Milliseconds()
-	var signal string
-	if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && st.Exited() {
-		v.ExitCode = st.ExitStatus()
-	} else if ok && st.Signaled() {
-		signal = st.Signal().String()
 	}
 	if v.TimedOut {
 		v.ExitCode = 124
 	}
-	v.OutputTail = s.red.String(tail.String())
+	if cancelled != "" || v.TimedOut {
+		signal = ""
+	}
+	v.OutputTail = s.red.String(res.Output)
 	code := v.ExitCode
 	s.observed = append(s.observed, protocol.ObservedCommand{Command: v.Command, Role: "verify", ExitCode: &code, DurationMS: v.DurationMS})
 	s.record(ctx, protocol.EventVerify, fmt.Sprintf("exit %d", v.ExitCode), v)
@@ -600,6 +609,7 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 	ev.Observed.Commands = s.observed
 	ev.Observed.RefChanges = s.refChanges
 	ev.Observed.GitRepairs = s.repairs
+	ev.Observed.Leftovers = s.leftovers
 	ev.Claimed = claimed
 	ev.Model = o.Model
 	ev.Cost.Known = o.CostKnown

@@ -74,6 +74,10 @@ type shim struct {
 	checkout   *gitx.Checkout
 	refsBefore map[string]string
 	repairs    []protocol.GitRepair
+	// subreaper is the shim's pid once it is a child subreaper (0: not);
+	// leftovers the processes a worker or verify left running.
+	subreaper int
+	leftovers []protocol.LeftoverProcess
 }
 
 // Run runs the job to its end. It returns ErrOwned when another shim holds
@@ -94,6 +98,14 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer release()
+	// Whatever the worker starts stays below the shim, however it forks,
+	// so it can be found and ended when the worker's command ends.
+	subreaper := 0
+	if err := proc.BecomeSubreaper(); err != nil {
+		o.Log.Warn().Err(err).Msg("not a child subreaper: a worker's setsid children are found by HUB_JOB only")
+	} else {
+		subreaper = os.Getpid()
+	}
 
 	st, err := store.Open(o.Paths.DB())
 	if err != nil {
@@ -108,7 +120,7 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("job %s is %s; a shim only takes a job that is preparing", j.ID, j.State)
 	}
 	s := &shim{o: o, st: st, job: j, notify: make(chan struct{}, 1), activity: make(chan struct{}, 1),
-		stopCh: make(chan string, 1), waiting: map[string]chan string{}, red: secrets(), self: os.Getpid()}
+		stopCh: make(chan string, 1), waiting: map[string]chan string{}, red: secrets(), self: os.Getpid(), subreaper: subreaper}
 	if err := json.Unmarshal(j.Spec, &s.params); err != nil {
 		return s.fail(ctx, fmt.Sprintf("the job's stored spec is unreadable: %v", err))
 	}

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -129,6 +130,7 @@ type run struct {
 	procMu sync.Mutex
 	cmd    *exec.Cmd
 	pgid   int
+	start  uint64 // the start time of pgid's leader (0: unknown)
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -137,7 +139,7 @@ type run struct {
 }
 
 // launch starts one process of the run and returns a channel that gets its
-// exit, once its output is read.
+// exit once it exited, its group is ended and its output is read.
 func (r *run) launch(args []string, stdin string) (<-chan error, error) {
 	argv := append([]string{r.inv.Path}, args...)
 	if engine.Sandboxed(r.spec.Params.Isolation) {
@@ -153,32 +155,87 @@ func (r *run) launch(args []string, stdin string) (<-chan error, error) {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir, cmd.Env = r.spec.Dir, r.inv.Env
 	cmd.Stdin = nil // /dev/null: Claude Code waits on an open stdin
+	// Standard input, output and error are pipes of hub's own (files, not
+	// writers), so os/exec copies nothing and Wait returns when the CLI
+	// itself exits, even while something it started (a server, a shell
+	// command's background child) still holds them open.
+	var stdinW *os.File
 	if stdin != "" {
-		cmd.Stdin = strings.NewReader(stdin)
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("start %s: %w", r.inv.Describe, err)
+		}
+		defer pr.Close() // the CLI has its own copy once started
+		cmd.Stdin, stdinW = pr, pw
 	}
-	stdout, err := cmd.StdoutPipe()
+	stdout, err := engine.NewOutputPipe(r.read)
 	if err != nil {
-		return nil, err
-	}
-	var errOut io.Writer = io.Discard
-	if r.spec.Output != nil {
-		errOut = r.spec.Output
-	}
-	cmd.Stderr = errOut
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+		if stdinW != nil {
+			stdinW.Close()
+		}
 		return nil, fmt.Errorf("start %s: %w", r.inv.Describe, err)
 	}
+	cmd.Stdout = stdout.File()
+	var stderr *engine.OutputPipe
+	if w := r.spec.Output; w != nil {
+		if stderr, err = engine.NewOutputPipe(func(rd io.Reader) { _, _ = io.Copy(w, rd) }); err != nil {
+			stdout.Started()
+			stdout.Drain(0)
+			if stdinW != nil {
+				stdinW.Close()
+			}
+			return nil, fmt.Errorf("start %s: %w", r.inv.Describe, err)
+		}
+		cmd.Stderr = stderr.File()
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	err = cmd.Start()
+	stdout.Started()
+	if stderr != nil {
+		stderr.Started()
+	}
+	drain := func(d time.Duration) {
+		if stdinW != nil {
+			stdinW.Close() // a prompt nobody reads does not hold the run
+		}
+		stdout.Drain(d)
+		if stderr != nil {
+			stderr.Drain(d)
+		}
+	}
+	if err != nil {
+		drain(0)
+		return nil, fmt.Errorf("start %s: %w", r.inv.Describe, err)
+	}
+	pgid := cmd.Process.Pid
+	start, _ := proc.ChildStartTime(pgid) // not waited for yet: the pid is the CLI's
 	r.procMu.Lock()
-	r.cmd, r.pgid = cmd, cmd.Process.Pid
+	r.cmd, r.pgid, r.start = cmd, pgid, start
 	r.procMu.Unlock()
+	if stdinW != nil {
+		go func() { _, _ = io.WriteString(stdinW, stdin); stdinW.Close() }()
+	}
 	exited := make(chan error, 1)
 	go func() {
-		r.read(stdout)
-		exited <- cmd.Wait()
+		err := cmd.Wait()
+		// The CLI is done: what it left in its group goes now (a resume
+		// runs in a group of its own), then the rest of its stream is read.
+		proc.StopGroup(pgid, start, leftoverGrace)
+		drain(outputDrain)
+		exited <- err
 	}()
 	return exited, nil
 }
+
+const (
+	// leftoverGrace is what the CLI's leftovers get between SIGTERM and
+	// SIGKILL once the CLI exited.
+	leftoverGrace = 2 * time.Second
+	// outputDrain is how long the CLI's output is still read once its
+	// group is gone: a process outside it holding the pipe must not hold
+	// the run.
+	outputDrain = time.Second
+)
 
 // read hands every line of the stream to the parser.
 func (r *run) read(stdout io.Reader) {
@@ -267,6 +324,17 @@ func (r *run) PGID() int {
 	r.procMu.Lock()
 	defer r.procMu.Unlock()
 	return r.pgid
+}
+
+// LeaderStart is the start time of the leader of PGID's group (the CLI
+// process of the latest launch), read before it could be reaped: what
+// proc.KillGroup and proc.EndLeftovers need, even once the CLI is gone (0:
+// unknown). Not part of engine.Run: a caller asks for it with
+// interface{ LeaderStart() uint64 }.
+func (r *run) LeaderStart() uint64 {
+	r.procMu.Lock()
+	defer r.procMu.Unlock()
+	return r.start
 }
 
 // Heartbeat is false: a CLI's output is its sign of life.

@@ -285,3 +285,67 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
+
+// TestExitWithBackgroundChild: a CLI that exits while a child it left
+// holds its stdout, stderr and stdin (with a prompt it never read, bigger
+// than a pipe holds) ends the run at once: the outcome is the CLI's exit,
+// its whole stream is read, and the child is gone.
+func TestExitWithBackgroundChild(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "child.pid")
+	path := filepath.Join(dir, "fake-cli")
+	script := "#!/bin/sh\nexec 3<&0\nsleep 1000 0<&3 &\necho $! > " + pidFile + "\necho '{\"t\":\"final\",\"v\":\"done\"}'\necho 'a line on stderr' >&2\nexit 0\n"
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var log logBuf
+	inv := agentcli.Invocation{Path: path, Env: []string{"PATH=" + os.Getenv("PATH")}, Parse: parse,
+		Stdin: strings.Repeat("a prompt nobody reads\n", 10000), Describe: "fake-cli"}
+	t0 := time.Now()
+	r, err := agentcli.Start(context.Background(), engine.Spec{Dir: dir, Output: &log, Scratch: t.TempDir()}, inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var child int
+	t.Cleanup(func() {
+		if child > 0 && alive(child) {
+			_ = syscall.Kill(child, syscall.SIGKILL)
+		}
+	})
+	done := make(chan engine.Outcome, 1)
+	go func() { done <- r.Wait() }()
+	var o engine.Outcome
+	select {
+	case o = <-done:
+	case <-time.After(20 * time.Second):
+		if b, err := os.ReadFile(pidFile); err == nil {
+			_, _ = fmtSscan(string(b), &child)
+		}
+		t.Fatal("the run waited on the CLI's background child")
+	}
+	if d := time.Since(t0); d > 5*time.Second {
+		t.Errorf("the run took %s", d)
+	}
+	if o.ExitCode != 0 || o.Signal != "" || o.Err != nil || o.Summary != "done" {
+		t.Errorf("outcome %+v", o)
+	}
+	if ls, ok := r.(interface{ LeaderStart() uint64 }); !ok || ls.LeaderStart() == 0 {
+		t.Error("the run has no leader start time")
+	}
+	if !strings.Contains(log.String(), "a line on stderr") {
+		t.Errorf("log lacks the CLI's stderr:\n%s", log.String())
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fmtSscan(string(b), &child); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); alive(child) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond) // not our child: nothing to wait on
+	}
+	if alive(child) {
+		t.Errorf("the CLI's background child %d outlived the run", child)
+	}
+}

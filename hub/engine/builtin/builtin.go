@@ -14,12 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -273,33 +271,16 @@ func runVerify(ctx context.Context, spec engine.Spec) *rubric.VerifyFact {
 			return v
 		}
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir, cmd.Env = spec.Dir, append(append([]string{}, spec.Env...), "HUB_VERIFY=1")
-	var out engine.Tail
-	out.Max = 4096
-	cmd.Stdout, cmd.Stderr = &out, &out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		v.OutputTail = err.Error()
+	res := engine.RunCommand(ctx, engine.Command{Argv: argv, Dir: spec.Dir, Env: append(append([]string{}, spec.Env...), "HUB_VERIFY=1"),
+		Timeout: timeout, OutputMax: 4096, Marker: "HUB_JOB=" + spec.JobID, Grace: 2 * time.Second})
+	if res.Err != nil {
+		v.OutputTail = res.Err.Error()
 		return v
 	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		v.TimedOut = true
-	case <-ctx.Done():
-	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	if v.TimedOut || ctx.Err() != nil {
-		<-done
-	}
-	v.Ran = !v.TimedOut && ctx.Err() == nil
-	v.ExitCode = cmd.ProcessState.ExitCode()
-	v.OutputTail = out.String()
+	v.TimedOut = res.TimedOut
+	v.Ran = !res.TimedOut && res.Cancelled == nil
+	v.ExitCode = res.ExitCode
+	v.OutputTail = res.Output
 	return v
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -75,27 +76,36 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 	cmd.Stdin = nil // /dev/null
 	r := &run{command: spec.Params.Exec}
 	tail := &engine.Tail{Max: 4096}
+	var out io.Writer = tail
 	if spec.Output != nil {
-		cmd.Stdout = io.MultiWriter(tail, spec.Output)
-	} else {
-		cmd.Stdout = tail
+		out = io.MultiWriter(tail, spec.Output)
 	}
-	cmd.Stderr = cmd.Stdout
+	// The output goes through a pipe of hub's own, so Wait returns once the
+	// worker itself exits, even while a child it left (a `hub ask`, a test
+	// run) still holds its output open: the outcome is the worker's exit,
+	// and the shim then stops the rest of the group. (Through a plain
+	// writer, os/exec's Wait would block on that child, or with a
+	// WaitDelay report the clean exit as a failure to run.)
+	pipe, err := engine.NewOutputPipe(func(rd io.Reader) { _, _ = io.Copy(out, rd) })
+	if err != nil {
+		return nil, fmt.Errorf("start sh: %w", err)
+	}
+	cmd.Stdout, cmd.Stderr = pipe.File(), pipe.File()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	// Wait returns once the worker itself exits, even while a child it
-	// left (a `hub ask`, a test run) still holds its output open: the shim
-	// then stops the rest of the group. Without this a worker killed while
-	// a child of it runs on went unnoticed until that child ended.
-	cmd.WaitDelay = outputDelay
 	r.tail = tail
 	r.started = time.Now()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	pipe.Started()
+	if err != nil {
+		pipe.Drain(0)
 		return nil, fmt.Errorf("start sh: %w", err)
 	}
 	r.cmd = cmd
+	r.start, _ = proc.ChildStartTime(cmd.Process.Pid) // before Wait: the pid is still the worker's
 	r.done = make(chan struct{})
 	go func() {
 		r.err = cmd.Wait()
+		pipe.Drain(outputDelay)
 		close(r.done)
 	}()
 	return r, nil
@@ -107,6 +117,7 @@ const outputDelay = 2 * time.Second
 
 type run struct {
 	cmd     *exec.Cmd
+	start   uint64 // the worker's start time (0: unknown)
 	command string
 	tail    *engine.Tail
 	started time.Time
@@ -115,6 +126,13 @@ type run struct {
 }
 
 func (r *run) PGID() int { return r.cmd.Process.Pid }
+
+// LeaderStart is the start time of the group's leader (the worker's sh),
+// read before it could be reaped: what proc.KillGroup and
+// proc.EndLeftovers need for PGID, even once the worker is gone (0:
+// unknown). Not part of engine.Run: a caller asks for it with
+// interface{ LeaderStart() uint64 }.
+func (r *run) LeaderStart() uint64 { return r.start }
 
 func (r *run) Heartbeat() bool { return false }
 
