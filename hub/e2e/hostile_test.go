@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,6 +42,7 @@ my ($id) = $r =~ /"id":"([a-z0-9]+)"/ or die "refused\n";
 print call(2, "job/wait", qq({"ids":["$id"],"timeout_s":30})), "\n";
 PERL
 try daemon perl .daemon.pl
+try signal kill -0 "$CANARY_PID"
 `
 
 // hostileWorld is what the hostile worker goes after: a secret planted in
@@ -51,8 +50,7 @@ try daemon perl .daemon.pl
 // environment, and a listener on loopback.
 type hostileWorld struct {
 	secret, home, other string
-	port                int
-	connections         atomic.Int32
+	net                 *hubtest.Listener
 }
 
 // newHostileWorld sets the daemon's environment canary (call it before the
@@ -60,22 +58,7 @@ type hostileWorld struct {
 func newHostileWorld(t *testing.T) *hostileWorld {
 	h := &hostileWorld{secret: fmt.Sprintf("canary-%d", time.Now().UnixNano())}
 	t.Setenv("HUB_CANARY_ENV", "env"+h.secret)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			h.connections.Add(1)
-			c.Close()
-		}
-	}()
-	h.port = ln.Addr().(*net.TCPAddr).Port
+	h.net = hubtest.Listen(t)
 	return h
 }
 
@@ -100,7 +83,8 @@ func (h *hostileWorld) plant(t *testing.T, home string) {
 
 // script is the hostile worker's shell script, with the paths it goes after.
 func (h *hostileWorld) script() string {
-	return fmt.Sprintf("CANARY_HOME=%s CANARY_OTHER=%s CANARY_PORT=%d; export CANARY_HOME CANARY_OTHER CANARY_PORT; ", h.home, h.other, h.port) + hostile
+	return fmt.Sprintf("CANARY_HOME=%s CANARY_OTHER=%s CANARY_PORT=%d CANARY_PID=%d; export CANARY_HOME CANARY_OTHER CANARY_PORT CANARY_PID; ",
+		h.home, h.other, h.net.Port, os.Getpid()) + hostile
 }
 
 // target is a repository with a bare remote, ready for one hostile job.
@@ -112,7 +96,7 @@ func (h *hostileWorld) target(t *testing.T) target {
 	hubtest.Git(t, t.TempDir(), "init", "-q", "--bare", bare)
 	hubtest.Git(t, repo, "remote", "add", "origin", bare)
 	hubtest.Git(t, repo, "branch", "hub/other") // another job's branch
-	h.connections.Store(0)
+	h.net.Reset()
 	return target{repo: repo, bare: bare, main: hubtest.Git(t, repo, "rev-parse", "main")}
 }
 
@@ -134,11 +118,13 @@ func (h *hostileWorld) reached(t *testing.T, tg target, id string) map[string]bo
 		"move-main":     hubtest.Git(t, tg.repo, "rev-parse", "main") != tg.main,
 		"other-branch":  hubtest.Git(t, tg.repo, "rev-parse", "hub/other") != tg.main,
 		"push":          hubtest.Git(t, tg.bare, "for-each-ref", "--format=%(refname)") != "",
-		"network":       h.connections.Load() > 0,
+		"network":       h.net.Connections() > 0,
 		"proc-environ":  strings.Contains(lines["proc-environ"], h.secret),
 		// A job started through the daemon on the worker's behalf, out of
 		// its sandbox.
 		"daemon": exists(filepath.Join(h.home, "daemon.txt")),
+		// A signal to a process outside the sandbox (this test's).
+		"signal": strings.TrimSpace(lines["signal"]) == "0" || strings.HasPrefix(lines["signal"], "0 "),
 	}
 	// The worker's own commit is on its branch, sandboxed or not.
 	if log := hubtest.Git(t, tg.repo, "log", "--format=%s", "hub/"+id); !strings.Contains(log, "hostile") {
@@ -220,7 +206,7 @@ func testHostileWorker(t *testing.T, mech string) {
 			}
 			// Not a sandbox: the worker runs as you, and the start result says so.
 			expectReached(t, level, got, map[string]bool{"ssh": true, "keyfile": true, "other-repo": true, "write-outside": true,
-				"move-main": true, "other-branch": true, "push": true, "network": true, "proc-environ": os.Getuid() == 0, "daemon": true})
+				"move-main": true, "other-branch": true, "push": true, "network": true, "proc-environ": os.Getuid() == 0, "daemon": true, "signal": true})
 			// hub saw the refs move, and says so in the evidence.
 			if !moved["refs/heads/main"] || !moved["refs/heads/hub/other"] {
 				t.Errorf("evidence ref changes: %v; want main and hub/other", moved)

@@ -191,19 +191,44 @@ func RunCommand(ctx context.Context, c Command) CommandResult {
 	pipe.Drain(outputDrain)
 	res.Output = out.String()
 
-	if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
-		switch {
-		case st.Exited():
-			res.ExitCode = st.ExitStatus()
-		case st.Signaled():
-			res.Signal = st.Signal().String()
-		}
-	}
-	var ee *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &ee) {
+	res.ExitCode, res.Signal = ExitOf(cmd.ProcessState)
+	if waitErr != nil && !isExit(waitErr) {
 		res.Err = fmt.Errorf("wait for %s: %w", c.Argv[0], waitErr)
 	}
 	return res
+}
+
+// ExitOf reads how a process ended: its exit status, or -1 and the signal
+// that ended it (-1 and "" when ps says neither, or is nil).
+func ExitOf(ps *os.ProcessState) (code int, signal string) {
+	if ps == nil {
+		return -1, ""
+	}
+	if st, ok := ps.Sys().(syscall.WaitStatus); ok {
+		switch {
+		case st.Exited():
+			return st.ExitStatus(), ""
+		case st.Signaled():
+			return -1, st.Signal().String()
+		}
+	}
+	return -1, ""
+}
+
+// isExit reports whether a Wait error only says the process exited
+// unsuccessfully (which ExitOf reads), not that waiting failed.
+func isExit(err error) bool {
+	var ee *exec.ExitError
+	return errors.As(err, &ee)
+}
+
+// WaitError is err from a Wait when it is more than a non-zero exit (the
+// process could not be waited for), else nil.
+func WaitError(err error) error {
+	if err == nil || isExit(err) {
+		return nil
+	}
+	return err
 }
 
 // OutputPipe is a pipe of hub's own for a command's stdout or stderr. Its

@@ -6,17 +6,16 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/sandbox"
 )
@@ -207,8 +206,7 @@ type gitWorld struct {
 	w     *world
 	ctx   context.Context
 	mark  string
-	port  int
-	conns atomic.Int32
+	net   *hubtest.Listener
 	n     int
 	other string // a job of the same repository, ended, worktree kept
 	// otherTip is the other job's commit
@@ -216,7 +214,7 @@ type gitWorld struct {
 	jobs     []work
 }
 
-func (g *gitWorld) connections() int32 { return g.conns.Load() }
+func (g *gitWorld) connections() int32 { return g.net.Connections() }
 
 // gitColumns are the matrix's columns: a level and the sandbox under it.
 var gitColumns = []struct{ level, mech, name string }{
@@ -237,22 +235,7 @@ func TestHostileGit(t *testing.T) {
 			w.vars = append(w.vars, sandbox.EnvMechanism+"="+mech) // for the daemon and its shims
 			g := &gitWorld{w: w, mark: filepath.Join(w.dir, "mark")}
 			g.ctx = deadline(t, 10*time.Minute)
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { ln.Close() })
-			go func() {
-				for {
-					c, err := ln.Accept()
-					if err != nil {
-						return
-					}
-					g.conns.Add(1)
-					c.Close()
-				}
-			}()
-			g.port = ln.Addr().(*net.TCPAddr).Port
+			g.net = hubtest.Listen(t)
 			w.startDaemon(g.ctx)
 			for range repeat(t) {
 				for _, tc := range gitCases {
@@ -366,11 +349,11 @@ func (g *gitWorld) run(t *testing.T, tc gitCase, level string) (crossed int, st 
 	if err := os.MkdirAll(g.mark, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	g.conns.Store(0)
+	g.net.Reset()
 	common := filepath.Join(repo, ".git")
 	before := g.snapshotRepo(t, repo)
 	mainBefore := w.git(repo, "show", "main:bug.txt")
-	prefix := fmt.Sprintf("MARK=%s COMMON=%s OTHER=%s PORT=%d; export MARK COMMON OTHER PORT\n", g.mark, common, g.other, g.port)
+	prefix := fmt.Sprintf("MARK=%s COMMON=%s OTHER=%s PORT=%d; export MARK COMMON OTHER PORT\n", g.mark, common, g.other, g.net.Port)
 	id := w.start(ctx, protocol.StartParams{Task: tc.name, Isolation: level, Exec: prefix + tc.script, Verify: tc.verify, VerifyTimeoutS: tc.verifyFor})
 	st = w.waitEnd(ctx, id)[0]
 	res := call[protocol.ResultResult](t, ctx, w.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Evidence: true})

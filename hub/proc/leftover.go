@@ -144,37 +144,14 @@ type tracked struct {
 }
 
 // started is a live process that started at or after the leader.
-type started struct {
-	pid, pgid int
-	start     uint64
-}
-
 // since lists the live processes that started at or after start, from one
 // pass over /proc.
-func since(start uint64) []started {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []started
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
+func since(start uint64) []entry {
+	var out []entry
+	for _, e := range table() {
+		if e.start >= start {
+			out = append(out, e)
 		}
-		f, err := stat(e.Name())
-		if err != nil || f[0] == "Z" {
-			continue
-		}
-		st, err := strconv.ParseUint(f[19], 10, 64)
-		if err != nil || st < start {
-			continue
-		}
-		pgid, err := strconv.Atoi(f[2])
-		if err != nil {
-			continue
-		}
-		out = append(out, started{pid: pid, pgid: pgid, start: st})
 	}
 	return out
 }

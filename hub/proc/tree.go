@@ -35,14 +35,19 @@ func IsDescendant(pid, ancestor int) bool {
 	return false
 }
 
-// Descendants lists the live (not zombie) descendants of root, root
-// excluded, from one pass over /proc.
-func Descendants(root int) []int {
+// entry is one live process of /proc: its ids and start time.
+type entry struct {
+	pid, ppid, pgid int
+	start           uint64
+}
+
+// table reads every live (not zombie) process from one pass over /proc.
+func table() []entry {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	children := map[int][]int{}
+	var out []entry
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -52,11 +57,23 @@ func Descendants(root int) []int {
 		if err != nil || f[0] == "Z" {
 			continue
 		}
-		ppid, err := strconv.Atoi(f[1])
-		if err != nil {
+		ppid, err1 := strconv.Atoi(f[1])
+		pgid, err2 := strconv.Atoi(f[2])
+		start, err3 := strconv.ParseUint(f[19], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil {
 			continue
 		}
-		children[ppid] = append(children[ppid], pid)
+		out = append(out, entry{pid: pid, ppid: ppid, pgid: pgid, start: start})
+	}
+	return out
+}
+
+// Descendants lists the live (not zombie) descendants of root, root
+// excluded, from one pass over /proc.
+func Descendants(root int) []int {
+	children := map[int][]int{}
+	for _, e := range table() {
+		children[e.ppid] = append(children[e.ppid], e.pid)
 	}
 	var out []int
 	queue := append([]int(nil), children[root]...)

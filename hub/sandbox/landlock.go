@@ -134,15 +134,15 @@ func Exec(planJSON string, argv []string) error {
 		landlock.RWFiles(p.RWFiles...).IgnoreIfMissing(),
 	}
 	// Best effort only over which rights a newer ABI adds: the ABI is
-	// checked above, so the file system (and, when asked, TCP) is restricted.
+	// checked above, so the file system (and, when asked, TCP) is
+	// restricted; from ABI 6 also signals to processes outside the sandbox
+	// (the shim, the daemon, other jobs) and abstract unix sockets made
+	// outside it.
 	cfg := landlock.V7.BestEffort()
-	var err error
-	if p.NoNet {
-		err = cfg.Restrict(rules...) // no network rules: every TCP bind and connect is refused
-	} else {
-		err = cfg.RestrictPaths(rules...)
-	}
-	if err != nil {
+	if !p.NoNet {
+		cfg.HandledAccessNet = 0 // isolated keeps the network
+	} // else no network rules: every TCP bind and connect is refused
+	if err := cfg.Restrict(rules...); err != nil {
 		return fmt.Errorf("sandbox-exec: restrict: %w", err)
 	}
 	if p.Dir != "" {

@@ -17,7 +17,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -533,18 +532,8 @@ func (rc *recorder) outcome(waitErr error) engine.Outcome {
 	r.procMu.Lock()
 	cmd := r.cmd
 	r.procMu.Unlock()
-	if st, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
-		switch {
-		case st.Exited():
-			o.ExitCode = st.ExitStatus()
-		case st.Signaled():
-			o.Signal = st.Signal().String()
-		}
-	}
-	var ee *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &ee) {
-		o.Err = waitErr
-	}
+	o.ExitCode, o.Signal = engine.ExitOf(cmd.ProcessState)
+	o.Err = engine.WaitError(waitErr)
 	switch {
 	case rc.failure != "" && o.ExitCode == 0:
 		// The CLI said its run failed but exited 0 (Claude Code does): the run failed.

@@ -15,6 +15,7 @@ import (
 	"github.com/hub-agents/hub/agent/model"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/engine/agentcli"
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -86,23 +87,6 @@ func parse(line []byte, ev agentcli.Events) bool {
 	return true
 }
 
-type logBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // run starts script as the CLI and waits for its outcome.
 func run(t *testing.T, script string, mb *mailbox, mod func(*agentcli.Invocation)) (engine.Outcome, string) {
 	t.Helper()
@@ -111,7 +95,7 @@ func run(t *testing.T, script string, mb *mailbox, mod func(*agentcli.Invocation
 	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var log logBuf
+	var log hubtest.Buffer
 	spec := engine.Spec{JobID: "j", Dir: dir, Output: &log, Mailbox: mb, Scratch: t.TempDir()}
 	inv := agentcli.Invocation{Path: path, Env: []string{"PATH=" + os.Getenv("PATH")}, Parse: parse, Model: "priced",
 		Price: func(string) (model.Price, bool) {
@@ -298,7 +282,7 @@ func TestExitWithBackgroundChild(t *testing.T) {
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	var log logBuf
+	var log hubtest.Buffer
 	inv := agentcli.Invocation{Path: path, Env: []string{"PATH=" + os.Getenv("PATH")}, Parse: parse,
 		Stdin: strings.Repeat("a prompt nobody reads\n", 10000), Describe: "fake-cli"}
 	t0 := time.Now()

@@ -139,18 +139,8 @@ func (r *run) Heartbeat() bool { return false }
 func (r *run) Wait() engine.Outcome {
 	<-r.done
 	o := engine.Outcome{ExitCode: -1, CostKnown: true, Duration: time.Since(r.started), Command: r.command}
-	if st, ok := r.cmd.ProcessState.Sys().(syscall.WaitStatus); ok {
-		switch {
-		case st.Exited():
-			o.ExitCode = st.ExitStatus()
-		case st.Signaled():
-			o.Signal = st.Signal().String()
-		}
-	}
-	var ee *exec.ExitError
-	if r.err != nil && !errors.As(r.err, &ee) {
-		o.Err = r.err
-	}
+	o.ExitCode, o.Signal = engine.ExitOf(r.cmd.ProcessState)
+	o.Err = engine.WaitError(r.err)
 	o.Summary = lastLines(r.tail.String(), 5)
 	return o
 }

@@ -6,35 +6,18 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
-type logBuf struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // start runs command as an exec worker in dir, its output into log.
-func start(t *testing.T, dir, command string, log *logBuf) engine.Run {
+func start(t *testing.T, dir, command string, log *hubtest.Buffer) engine.Run {
 	t.Helper()
 	spec := engine.Spec{JobID: "j", Dir: dir, Params: protocol.StartParams{Exec: command},
 		Env: []string{"PATH=" + os.Getenv("PATH")}, Scratch: t.TempDir()}
@@ -63,7 +46,7 @@ func gone(pid int) bool {
 // holds its output: the outcome is its exit, soon, and no failure to run.
 func TestExitWithBackgroundChild(t *testing.T) {
 	dir := t.TempDir()
-	var log logBuf
+	var log hubtest.Buffer
 	t0 := time.Now()
 	r := start(t, dir, "echo hi; sleep 1000 & echo $! > pid", &log)
 	pgid := r.PGID()
