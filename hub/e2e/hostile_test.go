@@ -43,6 +43,8 @@ print call(2, "job/wait", qq({"ids":["$id"],"timeout_s":30})), "\n";
 PERL
 try daemon perl .daemon.pl
 try signal kill -0 "$CANARY_PID"
+try gitdir-mount sh -c 'echo planted > "$CANARY_OTHER/.git/objects/planted"'
+try gitdir-rewrite sh -c 'mkdir -p .fake && echo "$CANARY_OTHER/.git" > .fake/commondir && printf "gitdir: %s/.fake\n" "$PWD" > .git'
 `
 
 // hostileWorld is what the hostile worker goes after: a secret planted in
@@ -125,6 +127,11 @@ func (h *hostileWorld) reached(t *testing.T, tg target, id string) map[string]bo
 		"daemon": exists(filepath.Join(h.home, "daemon.txt")),
 		// A signal to a process outside the sandbox (this test's).
 		"signal": strings.TrimSpace(lines["signal"]) == "0" || strings.HasPrefix(lines["signal"], "0 "),
+		// A write into another repository's objects, which a sandbox built
+		// from the worktree's .git (rewritten by the run before, its git
+		// dir's commondir naming that repository: the built-in worker's
+		// shell runs the script twice) would have mounted writable.
+		"gitdir-mount": exists(filepath.Join(h.other, ".git", "objects", "planted")),
 	}
 	// The worker's own commit is on its branch, sandboxed or not.
 	if log := hubtest.Git(t, tg.repo, "log", "--format=%s", "hub/"+id); !strings.Contains(log, "hostile") {
@@ -133,6 +140,7 @@ func (h *hostileWorld) reached(t *testing.T, tg target, id string) map[string]bo
 	hubtest.Git(t, h.other, "checkout", "--", "secret.txt")
 	os.Remove(filepath.Join(h.home, "pwned.txt"))
 	os.Remove(filepath.Join(h.home, "daemon.txt"))
+	os.Remove(filepath.Join(h.other, ".git", "objects", "planted"))
 	return got
 }
 
@@ -206,7 +214,7 @@ func testHostileWorker(t *testing.T, mech string) {
 			}
 			// Not a sandbox: the worker runs as you, and the start result says so.
 			expectReached(t, level, got, map[string]bool{"ssh": true, "keyfile": true, "other-repo": true, "write-outside": true,
-				"move-main": true, "other-branch": true, "push": true, "network": true, "proc-environ": os.Getuid() == 0, "daemon": true, "signal": true})
+				"move-main": true, "other-branch": true, "push": true, "network": true, "proc-environ": os.Getuid() == 0, "daemon": true, "signal": true, "gitdir-mount": true})
 			// hub saw the refs move, and says so in the evidence.
 			if !moved["refs/heads/main"] || !moved["refs/heads/hub/other"] {
 				t.Errorf("evidence ref changes: %v; want main and hub/other", moved)

@@ -123,11 +123,11 @@ func TestRunCommandSurvivorHoldsPipe(t *testing.T) {
 	dir := t.TempDir()
 	envBin, err := exec.LookPath("env")
 	if err != nil {
-		t.Skip("no env")
+		t.Fatal("no env on PATH")
 	}
 	setsid, err := exec.LookPath("setsid")
 	if err != nil {
-		t.Skip("no setsid")
+		t.Fatal("no setsid on PATH")
 	}
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {

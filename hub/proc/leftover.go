@@ -143,7 +143,6 @@ type tracked struct {
 	command string
 }
 
-// started is a live process that started at or after the leader.
 // since lists the live processes that started at or after start, from one
 // pass over /proc.
 func since(start uint64) []entry {

@@ -185,11 +185,11 @@ func TestEndLeftoversUnderSubreaper(t *testing.T) {
 	dir := t.TempDir()
 	envBin, err := exec.LookPath("env")
 	if err != nil {
-		t.Skip("no env on PATH")
+		t.Fatal("no env on PATH")
 	}
 	setsid, err := exec.LookPath("setsid")
 	if err != nil {
-		t.Skip("no setsid on PATH")
+		t.Fatal("no setsid on PATH")
 	}
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {

@@ -122,10 +122,10 @@ func TestWorkerCannotActAsDaemon(t *testing.T) {
 	t.Run("inside bubblewrap", func(t *testing.T) {
 		bwrap, err := exec.LookPath("bwrap")
 		if err != nil {
-			t.Skip("bubblewrap is not installed")
+			t.Fatal("bubblewrap is not installed (make test installs it)")
 		}
 		if out, err := exec.Command(bwrap, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--unshare-pid", "true").CombinedOutput(); err != nil {
-			t.Skipf("bubblewrap cannot make a pid namespace here: %v %s", err, out)
+			t.Fatalf("bubblewrap cannot make a pid namespace here: %v %s", err, out)
 		}
 		s.mu.Lock()
 		before := len(s.seen)
