@@ -18,6 +18,8 @@ import (
 	"strings"
 
 	"github.com/gofrs/flock"
+
+	"github.com/hub-agents/hub/internal/strictjson"
 )
 
 // Providers a profile may name. Scripted plays a script on a loopback model
@@ -166,7 +168,11 @@ func (s Store) read() (*file, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read profiles: %w", err)
 	}
-	if err := json.Unmarshal(b, f); err != nil {
+	if err := strictjson.Decode(b, f); err != nil {
+		var uk *strictjson.UnknownKeyError
+		if errors.As(err, &uk) {
+			return nil, fmt.Errorf("profiles %s: %w; fix it", s.path(), err)
+		}
 		return nil, fmt.Errorf("profiles %s is not valid JSON (%v); fix it or remove it", s.path(), err)
 	}
 	if f.Profiles == nil {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -122,14 +121,9 @@ func newStartManyCmd(ios *IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var p protocol.StartManyParams
-			if t := strings.TrimSpace(string(b)); strings.HasPrefix(t, "[") {
-				err = json.Unmarshal(b, &p.Jobs)
-			} else {
-				err = json.Unmarshal(b, &p)
-			}
+			p, err := parseJobs(args[0], b)
 			if err != nil {
-				return &usageError{fmt.Errorf("%s is not a JSON list of jobs: %v", args[0], err)}
+				return err
 			}
 			for i := range p.Jobs {
 				if err := absPaths(&p.Jobs[i]); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/strictjson"
 )
 
 // Errorf builds a *jsonrpc2.Error with the given code, a message formatted
@@ -60,3 +61,28 @@ func cancelledError() *jsonrpc2.Error {
 // ErrNotSent marks a Call whose request never left: the connection was
 // closed or the write failed. Such a call is safe to retry elsewhere.
 var ErrNotSent = errors.New("request not sent")
+
+// DecodeParams reads a request's params into v strictly: a key v does not
+// take is refused with InvalidParams, data.field naming it and the hint
+// the closest key; other decoding errors are InvalidParams too. Absent or
+// null params leave v as it is.
+func DecodeParams(req *jsonrpc2.Request, v any) error {
+	if req.Params == nil || string(*req.Params) == "null" {
+		return nil
+	}
+	err := strictjson.Decode(*req.Params, v)
+	if err == nil {
+		return nil
+	}
+	var uk *strictjson.UnknownKeyError
+	if errors.As(err, &uk) {
+		hint := fmt.Sprintf("drop %q: %s takes only the parameters docs/protocol.md lists", uk.Key, req.Method)
+		if uk.Suggest != "" {
+			hint = fmt.Sprintf("rename %q to %q: %s takes only the parameters docs/protocol.md lists", uk.Key, uk.Suggest, req.Method)
+		}
+		e := Errorf(protocol.CodeInvalidParams, hint, "bad params for %s: %v", req.Method, err)
+		e.SetError(protocol.ErrorData{Hint: hint, Field: uk.KeyPath()})
+		return e
+	}
+	return Errorf(protocol.CodeInvalidParams, "send the parameters documented in docs/protocol.md", "bad params for %s: %v", req.Method, err)
+}

@@ -352,14 +352,13 @@ func (s *shim) handle(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request) (
 	return nil, rpc.MethodNotFound(req.Method)
 }
 
+// decode reads a request's params into v strictly, as the daemon does: a
+// key v does not take is refused, naming it, rather than dropped.
 func decode(req *jsonrpc2.Request, v any) error {
 	if req.Params == nil {
 		return rpc.Errorf(protocol.CodeInvalidParams, "send the parameters the method documents", "missing params")
 	}
-	if err := json.Unmarshal(*req.Params, v); err != nil {
-		return rpc.Errorf(protocol.CodeInvalidParams, "send the parameters the method documents", "bad params: %v", err)
-	}
-	return nil
+	return rpc.DecodeParams(req, v)
 }
 
 func (s *shim) requestStop(reason string) {
