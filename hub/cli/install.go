@@ -449,6 +449,10 @@ func checkHub(ctx context.Context, bin string) install.Report {
 		if paths, perr := config.Resolve(); perr == nil {
 			fix += "; its log: " + paths.DaemonLog()
 		}
+		var h interface{ Hint() string }
+		if errors.As(err, &h) && h.Hint() != "" {
+			fix = h.Hint() // the cause knows what to do about it
+		}
 		add("daemon", install.Fail, fix, "no daemon answers and none could be started: %v", err)
 		r.OK = false
 		return r

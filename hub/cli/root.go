@@ -10,8 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -105,6 +110,13 @@ func report(ios *IO, err error) int {
 		code = ExitUsage
 	}
 	fmt.Fprintf(ios.ErrOut, "hub: %v\n", err)
+	// An error that knows what to do about it says so.
+	var h interface{ Hint() string }
+	if errors.As(err, &h) {
+		if hint := h.Hint(); hint != "" {
+			fmt.Fprintf(ios.ErrOut, "hint: %s\n", hint)
+		}
+	}
 	return code
 }
 
@@ -143,16 +155,52 @@ func connect(ctx context.Context, h rpc.Handler) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A daemon this command starts takes its environment for good: a bad
+	// setting there is refused here, naming the variable, before anything starts.
+	mine, err := config.CheckEnv(config.FromCommand)
+	if err != nil {
+		return nil, err
+	}
 	c, err := client.Connect(ctx, paths, client.Options{AutoStart: true, ClientName: "hub-cli", Handler: h})
-	if err == nil && c.Info.ServerVersion != Version && !warnedVersion {
+	if err != nil {
+		return nil, err
+	}
+	if c.Info.ServerVersion != Version && !warnedVersion {
 		warnedVersion = true
 		fmt.Fprintf(os.Stderr, "hub: the daemon runs version %s and this is %s; `hub shutdown` lets the next command start a current one (jobs keep running)\n",
 			c.Info.ServerVersion, Version)
 	}
-	return c, err
+	if d := settingsDiffer(mine, c.Info.Settings); d != "" && !warnedSettings {
+		warnedSettings = true
+		fmt.Fprintf(os.Stderr, "hub: the daemon (pid %d) keeps the settings of the environment it was started with, and %s; "+
+			"`hub shutdown` lets the next command start one with yours (jobs keep running), or put them in %s, which is read on every request\n",
+			c.Info.PID, d, filepath.Join(config.ConfigDir(), "config.json"))
+	}
+	return c, nil
 }
 
-var warnedVersion bool
+var warnedVersion, warnedSettings bool
+
+// settingsDiffer says how this command's HUB_* settings differ from the
+// daemon's, or "" when they agree.
+func settingsDiffer(mine, daemon map[string]string) string {
+	var diffs []string
+	for _, k := range slices.Sorted(maps.Keys(mine)) {
+		if daemon[k] != mine[k] {
+			was := "unset"
+			if v, ok := daemon[k]; ok {
+				was = strconv.Quote(v)
+			}
+			diffs = append(diffs, fmt.Sprintf("%s is %q here but %s there", k, mine[k], was))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(daemon)) {
+		if _, ok := mine[k]; !ok {
+			diffs = append(diffs, fmt.Sprintf("%s is unset here but %q there", k, daemon[k]))
+		}
+	}
+	return strings.Join(diffs, ", ")
+}
 
 // callDaemon connects, makes one call and closes.
 func callDaemon(ctx context.Context, method string, params, result any) error {

@@ -33,6 +33,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine/execengine"
 	"github.com/hub-agents/hub/hub/engine/opencode"
 	"github.com/hub-agents/hub/hub/mcpserver"
+	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/shim"
@@ -92,14 +93,17 @@ func newShutdownCmd(ios *IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "shutdown",
 		Short: "Stop the daemon of HUB_HOME; running jobs go on in their shims, and the next command starts a new daemon",
-		Args:  exactArgs(0, "no arguments"),
+		Long: `Stop the daemon of HUB_HOME. It lets the requests it took finish, refuses new ones
+(clients send them again to the next daemon), and exits; shutdown returns once it
+is gone, so the next command starts a new daemon. Running jobs go on in their shims.`,
+		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			paths, err := config.Resolve()
 			if err != nil {
 				return err
 			}
 			c, err := client.Connect(cmd.Context(), paths, client.Options{ClientName: "hub-cli"})
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
+			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || client.Code(err) == protocol.CodeShuttingDown {
 				ios.printf("no daemon is running for %s\n", paths.Home)
 				return nil
 			}
@@ -107,17 +111,26 @@ func newShutdownCmd(ios *IO) *cobra.Command {
 				return err
 			}
 			defer c.Close()
+			pid := c.Info.PID
 			// The daemon may close the connection before its answer is out:
 			// either way it is going, which is what was asked.
-			if err := c.Call(cmd.Context(), protocol.MethodShutdown, struct{}{}, nil); err != nil && !errors.Is(err, jsonrpc2.ErrClosed) {
+			if err := c.Conn.Call(cmd.Context(), protocol.MethodShutdown, struct{}{}, nil); err != nil &&
+				!errors.Is(err, jsonrpc2.ErrClosed) && client.Code(err) != protocol.CodeShuttingDown {
 				return err
 			}
-			<-c.DisconnectNotify()
-			ios.printf("daemon %d stopped\n", c.Info.PID)
+			// Return once it is gone (its lock with it), not when it said yes.
+			if err := proc.WaitExit(cmd.Context(), pid, shutdownWait); err != nil {
+				return fmt.Errorf("daemon %d was asked to stop but is still running after %s; see %s", pid, shutdownWait, paths.DaemonLog())
+			}
+			ios.printf("daemon %d stopped\n", pid)
 			return nil
 		},
 	}
 }
+
+// shutdownWait bounds how long shutdown waits for the daemon to exit: its
+// drain of the requests in flight, and a little more.
+const shutdownWait = 20 * time.Second
 
 func newShimCmd(ios *IO) *cobra.Command {
 	return &cobra.Command{

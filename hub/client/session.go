@@ -3,8 +3,8 @@ package client
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
+	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -76,6 +76,7 @@ func (s *Session) conn(ctx context.Context) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.noRetry = true // Session sends again itself, and resubscribes
 	if s.subscribe {
 		var res protocol.SubscribeResult
 		if err := c.Call(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{Since: s.cursor}, &res); err != nil {
@@ -90,13 +91,6 @@ func (s *Session) conn(ctx context.Context) (*Client, error) {
 	return c, nil
 }
 
-// readOnly lists the methods that change nothing: safe to send again
-// whatever happened to the first attempt.
-var readOnly = map[string]bool{
-	protocol.MethodJobWait: true, protocol.MethodJobStatus: true, protocol.MethodJobList: true,
-	protocol.MethodJobResult: true, protocol.MethodJobEvents: true, protocol.MethodEngineList: true,
-}
-
 // Call makes one call on a live connection. A request that never left
 // (the daemon died before we noticed), or a read-only one cut off by the
 // daemon's death, is sent again on a new connection.
@@ -105,16 +99,17 @@ func (s *Session) Call(ctx context.Context, method string, params, result any) e
 	if err != nil {
 		return err
 	}
-	err = c.Call(ctx, method, params, result)
-	lost := errors.Is(err, rpc.ErrNotSent) || (readOnly[method] && errors.Is(err, jsonrpc2.ErrClosed))
-	if !lost {
-		return err
+	deadline := time.Now().Add(handOver)
+	for {
+		err = c.Call(ctx, method, params, result)
+		if !Again(method, err) || time.Now().After(deadline) || ctx.Err() != nil {
+			return explain(s.paths, method, err)
+		}
+		s.drop(c)
+		if c, err = s.conn(ctx); err != nil {
+			return err
+		}
 	}
-	s.drop(c)
-	if c, err = s.conn(ctx); err != nil {
-		return err
-	}
-	return c.Call(ctx, method, params, result)
 }
 
 // drop forgets c if it is still the current connection.

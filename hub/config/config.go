@@ -5,15 +5,14 @@
 package config
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"time"
 
+	"github.com/hub-agents/hub/internal/strictjson"
 	"github.com/hub-agents/hub/router"
 )
 
@@ -222,53 +221,24 @@ func Load() (Settings, error) {
 	b, err := os.ReadFile(path)
 	switch {
 	case err == nil:
-		if err := json.Unmarshal(b, &s); err != nil {
+		if err := strictjson.Decode(b, &s); err != nil {
+			var uk *strictjson.UnknownKeyError
+			if errors.As(err, &uk) {
+				return s, fmt.Errorf("config %s: %w; fix it", path, err)
+			}
 			return s, fmt.Errorf("config %s is not valid JSON (%v); fix or remove it", path, err)
 		}
 	case !errors.Is(err, os.ErrNotExist):
 		return s, fmt.Errorf("read config %s: %w", path, err)
 	}
-	ints := []struct {
-		env string
-		dst *int
-	}{{"HUB_MAX_RUNNING", &s.MaxRunning}, {"HUB_TIMEOUT_S", &s.TimeoutS}, {"HUB_VERIFY_TIMEOUT_S", &s.VerifyTimeoutS},
-		{"HUB_ASK_TIMEOUT_S", &s.AskTimeoutS}, {"HUB_STALL_TIMEOUT_S", &s.StallTimeoutS},
-		{"HUB_JOB_RETENTION_DAYS", &s.JobRetentionDays}}
-	for _, e := range ints {
-		if v := os.Getenv(e.env); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return s, fmt.Errorf("%s=%q is not a whole number", e.env, v)
-			}
-			*e.dst = n
-		}
+	// The daemon reads this; a bad variable there stopped it from starting
+	// (CheckEnv), so an error here names config.json, or says whose
+	// environment the variable is in.
+	if err := applyEnv(&s, FromDaemon); err != nil {
+		return s, err
 	}
-	floats := []struct {
-		env string
-		dst *float64
-	}{{"HUB_MONTHLY_CAP_USD", &s.MonthlyCapUSD}, {"HUB_DEFAULT_MAX_USD", &s.DefaultMaxUSD}, {"HUB_MAX_JOB_USD", &s.MaxJobUSD}}
-	for _, e := range floats {
-		if v := os.Getenv(e.env); v != "" {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				return s, fmt.Errorf("%s=%q is not a number of dollars", e.env, v)
-			}
-			*e.dst = f
-		}
-	}
-	if s.MaxRunning < 1 {
-		return s, fmt.Errorf("max_running is %d; it must be at least 1", s.MaxRunning)
-	}
-	if s.MonthlyCapUSD < 0 || s.DefaultMaxUSD < 0 || s.MaxJobUSD < 0 {
-		return s, fmt.Errorf("money settings must not be negative")
-	}
-	for _, t := range []int{s.TimeoutS, s.VerifyTimeoutS, s.AskTimeoutS, s.StallTimeoutS} {
-		if t < 1 {
-			return s, fmt.Errorf("timeouts must be at least 1 second")
-		}
-	}
-	if s.JobRetentionDays < 1 {
-		return s, fmt.Errorf("job_retention_days is %d; it must be at least 1", s.JobRetentionDays)
+	if err := check(s, path, FromDaemon); err != nil {
+		return s, err
 	}
 	return s, nil
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -74,5 +75,39 @@ func TestEnsure(t *testing.T) {
 	fi, err := os.Stat(p.Home)
 	if err != nil || fi.Mode().Perm() != 0o700 {
 		t.Errorf("HUB_HOME mode %v, want 0700", fi.Mode().Perm())
+	}
+}
+
+// TestCheckEnv: a bad variable is named with whose environment it is in and
+// a hint that says where to fix it; the good ones are reported as set.
+func TestCheckEnv(t *testing.T) {
+	t.Setenv("HUB_CONFIG_DIR", t.TempDir())
+	t.Setenv("HUB_MONTHLY_CAP_USD", "abc")
+	_, err := CheckEnv(FromCommand)
+	var se *SettingError
+	if !errors.As(err, &se) || se.Env != "HUB_MONTHLY_CAP_USD" {
+		t.Fatalf("CheckEnv = %v, want a SettingError for HUB_MONTHLY_CAP_USD", err)
+	}
+	for _, want := range []string{`HUB_MONTHLY_CAP_USD="abc"`, "this command's environment", "not a number of dollars"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if h := se.Hint(); !strings.Contains(h, "unset HUB_MONTHLY_CAP_USD") || !strings.Contains(h, "nothing was started") {
+		t.Errorf("hint %q", h)
+	}
+	_, err = CheckEnv(FromDaemon)
+	if !errors.As(err, &se) || !strings.Contains(se.Hint(), "where the daemon was started") {
+		t.Errorf("from the daemon: %v (hint %q)", err, se.Hint())
+	}
+	t.Setenv("HUB_MONTHLY_CAP_USD", "5")
+	t.Setenv("HUB_MAX_RUNNING", "0")
+	if _, err := CheckEnv(FromCommand); err == nil || !strings.Contains(err.Error(), `HUB_MAX_RUNNING="0"`) {
+		t.Errorf("HUB_MAX_RUNNING=0: %v", err)
+	}
+	t.Setenv("HUB_MAX_RUNNING", "2")
+	got, err := CheckEnv(FromCommand)
+	if err != nil || got["HUB_MAX_RUNNING"] != "2" || got["HUB_MONTHLY_CAP_USD"] != "5" {
+		t.Errorf("CheckEnv = %v, %v", got, err)
 	}
 }

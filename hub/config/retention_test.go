@@ -26,9 +26,9 @@ func TestJobRetentionDays(t *testing.T) {
 		{name: "default", file: `{}`, want: 30},
 		{name: "config file", file: `{"job_retention_days": 7}`, want: 7},
 		{name: "environment wins", file: `{"job_retention_days": 7}`, env: "90", want: 90},
-		{name: "zero", file: `{}`, env: "0", err: "job_retention_days is 0; it must be at least 1"},
-		{name: "negative in the file", file: `{"job_retention_days": -1}`, err: "must be at least 1"},
-		{name: "not a number", file: `{}`, env: "30d", err: `HUB_JOB_RETENTION_DAYS="30d" is not a whole number`},
+		{name: "zero", file: `{}`, env: "0", err: `HUB_JOB_RETENTION_DAYS="0", set in the environment the hub daemon was started with, must be at least 1 day`},
+		{name: "negative in the file", file: `{"job_retention_days": -1}`, err: "job_retention_days is -1 in "},
+		{name: "not a number", file: `{}`, env: "30d", err: `HUB_JOB_RETENTION_DAYS="30d", set in the environment the hub daemon was started with, is not a whole number`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			write(tc.file)

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"sync"
@@ -48,6 +49,8 @@ type Server struct {
 	o      Options
 	st     *store.Store
 	cancel context.CancelFunc
+	ln     net.Listener
+	gate   *rpc.Gate
 
 	subsMu sync.Mutex
 	subs   map[*rpc.Conn]*subscriber
@@ -61,12 +64,15 @@ type Server struct {
 	pumpCh  chan struct{}
 	schedCh chan struct{}
 
+	loops sync.WaitGroup // pumpLoop and schedLoop
+
 	watchMu  sync.Mutex
 	watching map[string]bool
 }
 
-// lockWait bounds how long a new daemon waits for one that is going away.
-const lockWait = 10 * time.Second
+// lockWait bounds how long a new daemon waits for one that is going away:
+// its drain of the requests in flight, and a little more.
+const lockWait = drainFor + 5*time.Second
 
 // takeLock takes HUB_HOME's daemon lock. Held by a daemon that answers on
 // the socket, it is ErrRunning. Held by one that does not answer, it is
@@ -105,6 +111,11 @@ func takeLock(ctx context.Context, lock *flock.Flock, p config.Paths) error {
 }
 
 // Serve runs the daemon until ctx is done or a client asks it to shut down.
+// Either way it hands over without a gap: it stops taking connections
+// (removing its socket), lets the requests in flight finish and refuses
+// new ones with CodeShuttingDown, closes its connections, and lets go of
+// its lock last, at once after that; a daemon started meanwhile waits for
+// the lock (takeLock) and serves the moment it is free.
 func Serve(ctx context.Context, o Options) error {
 	if o.HubBinary == "" {
 		o.HubBinary, _ = os.Executable()
@@ -115,38 +126,53 @@ func Serve(ctx context.Context, o Options) error {
 	if err := o.Paths.Ensure(); err != nil {
 		return err
 	}
+	// A bad setting in the environment this daemon was started with would
+	// stay with it for its whole life: refuse to start instead.
+	if _, err := config.CheckEnv(config.FromDaemon); err != nil {
+		return err
+	}
 	lock := flock.New(o.Paths.DaemonLock())
 	if err := takeLock(ctx, lock, o.Paths); err != nil {
 		return err
 	}
 	defer lock.Unlock()
 	st, err := store.Open(o.Paths.DB())
+	if err == nil {
+		if err = st.QuickCheck(ctx); err != nil {
+			st.Close()
+		}
+	}
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	ctx, cancel := context.WithCancel(ctx)
+	// The server's own context: the caller's ending starts the shutdown
+	// below, rather than cutting requests off.
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	s := &Server{o: o, st: st, cancel: cancel, subs: map[*rpc.Conn]*subscriber{}, changed: make(chan struct{}),
+	s := &Server{o: o, st: st, cancel: cancel, gate: rpc.NewGate(shuttingDown), subs: map[*rpc.Conn]*subscriber{}, changed: make(chan struct{}),
 		pumpCh: make(chan struct{}, 1), schedCh: make(chan struct{}, 1), watching: map[string]bool{}}
-	if s.lastCursor, err = st.LastCursor(ctx); err != nil {
+	if s.lastCursor, err = st.LastCursor(sctx); err != nil {
 		return err
 	}
-	ln, err := rpc.Listen(o.Paths.Socket())
-	if err != nil {
+	if s.ln, err = rpc.Listen(o.Paths.Socket()); err != nil {
 		return err
 	}
-	defer os.Remove(o.Paths.Socket())
-	s.recover(ctx)
-	go s.pumpLoop(ctx)
-	go s.schedLoop(ctx)
+	// Closing the listener removes the socket only if it is still the one
+	// it made: never a socket a next daemon made.
+	defer s.ln.Close()
+	stop := context.AfterFunc(ctx, s.beginShutdown)
+	defer stop()
+	s.recover(sctx)
+	s.loops.Go(func() { s.pumpLoop(sctx) })
+	s.loops.Go(func() { s.schedLoop(sctx) })
 	s.kick()
 	o.Log.Info().Str("socket", o.Paths.Socket()).Int("pid", os.Getpid()).Msg("hub daemon serving")
 	if o.Ready != nil {
 		close(o.Ready)
 	}
-	err = rpc.Serve(ctx, ln, s.handle, &rpc.Options{Logger: &o.Log}, func(c *rpc.Conn) {
-		s.noteCaller(ctx, c)
+	err = rpc.Serve(sctx, s.ln, s.handle, &rpc.Options{Logger: &o.Log, Gate: s.gate}, func(c *rpc.Conn) {
+		s.noteCaller(sctx, c)
 		go func() {
 			<-c.DisconnectNotify()
 			s.subsMu.Lock()
@@ -154,9 +180,14 @@ func Serve(ctx context.Context, o Options) error {
 			s.subsMu.Unlock()
 		}()
 	})
-	if ctx.Err() != nil {
-		return nil
-	}
+	s.beginShutdown()
+	s.drain()
+	s.ln.Close()
+	// The lock goes last, at once after the socket; the store closes after
+	// that (a next daemon may open it meanwhile: it is safe across processes).
+	o.Log.Info().Int("pid", os.Getpid()).Msg("hub daemon stopped")
+	lock.Unlock()
+	s.loops.Wait() // before the store closes under them
 	return err
 }
 

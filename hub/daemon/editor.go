@@ -194,9 +194,9 @@ func trackedChanges(ctx context.Context, dir string) (bool, error) {
 }
 
 func (s *Server) summary(ctx context.Context, _ protocol.Empty) (*protocol.SummaryResult, error) {
-	set, err := config.Load()
+	set, err := loadSettings()
 	if err != nil {
-		return nil, rpc.Errorf(protocol.CodeUnavailable, "fix hub's config file", "%v", err)
+		return nil, err
 	}
 	n, err := s.st.CountStates(ctx)
 	if err != nil {

@@ -74,9 +74,9 @@ func (s *Server) subscribe(ctx context.Context, c *rpc.Conn, p protocol.Subscrib
 }
 
 func (s *Server) engines(ctx context.Context) (*protocol.EnginesResult, error) {
-	set, err := config.Load()
+	set, err := loadSettings()
 	if err != nil {
-		return nil, rpc.Errorf(protocol.CodeUnavailable, "fix hub's config file", "%v", err)
+		return nil, err
 	}
 	month := now().Format("2006-01")
 	tot, err := s.st.MonthTotals(ctx, month)

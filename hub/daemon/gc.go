@@ -8,11 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
-	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/store"
 )
 
@@ -27,9 +25,9 @@ func (s *Server) gc(ctx context.Context, p protocol.GCParams) (*protocol.GCResul
 	var olderThan time.Duration
 	switch {
 	case p.OlderThanS == nil:
-		set, err := config.Load()
+		set, err := loadSettings()
 		if err != nil {
-			return nil, rpc.Errorf(protocol.CodeUnavailable, "fix hub's config file", "%v", err)
+			return nil, err
 		}
 		olderThan = time.Duration(set.JobRetentionDays) * 24 * time.Hour
 	case *p.OlderThanS < 0:

@@ -521,7 +521,7 @@ func TestGCOlderThan(t *testing.T) {
 		t.Errorf("older_than_s -1: %v; want it refused", err)
 	}
 	t.Setenv("HUB_JOB_RETENTION_DAYS", "0")
-	if _, err := w.s.gc(w.ctx, protocol.GCParams{}); err == nil || !strings.Contains(err.Error(), "job_retention_days") {
+	if _, err := w.s.gc(w.ctx, protocol.GCParams{}); err == nil || !strings.Contains(err.Error(), "HUB_JOB_RETENTION_DAYS") {
 		t.Errorf("job_retention_days 0: %v; want a config error", err)
 	}
 }

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -84,7 +83,7 @@ func (s *Server) handle(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request)
 		return call(ctx, req, s.summary)
 	case protocol.MethodShutdown:
 		s.o.Log.Info().Msg("shutdown requested")
-		go s.cancel()
+		go s.beginShutdown()
 		return struct{}{}, nil
 	case protocol.NotifyShimChanged:
 		s.poke()
@@ -102,15 +101,10 @@ func call[P any, R any](ctx context.Context, req *jsonrpc2.Request, fn func(cont
 	return fn(ctx, p)
 }
 
-func decode(req *jsonrpc2.Request, v any) error {
-	if req.Params == nil || string(*req.Params) == "null" {
-		return nil
-	}
-	if err := json.Unmarshal(*req.Params, v); err != nil {
-		return rpc.Errorf(protocol.CodeInvalidParams, "send the parameters documented in docs/protocol.md", "bad params for %s: %v", req.Method, err)
-	}
-	return nil
-}
+// decode reads a request's params into v strictly: a key v does not take
+// (a misspelling, a parameter of another method) is refused, naming it in
+// the error's field, rather than dropped.
+func decode(req *jsonrpc2.Request, v any) error { return rpc.DecodeParams(req, v) }
 
 // notFound maps a store lookup error to a protocol error.
 func notFound(id string, err error) error {

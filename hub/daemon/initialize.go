@@ -6,6 +6,7 @@ import (
 
 	"github.com/sourcegraph/jsonrpc2"
 
+	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -19,5 +20,5 @@ func (s *Server) initialize(ctx context.Context, req *jsonrpc2.Request) (any, er
 		return nil, err
 	}
 	return protocol.InitializeResult{ServerVersion: s.o.Version, ProtocolVersion: protocol.Version,
-		PID: os.Getpid(), Home: s.o.Paths.Home, Capabilities: capabilities}, nil
+		PID: os.Getpid(), Home: s.o.Paths.Home, Capabilities: capabilities, Settings: config.EnvSettings()}, nil
 }

@@ -7,15 +7,14 @@ import (
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/money"
 	"github.com/hub-agents/hub/hub/protocol"
-	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/store"
 )
 
 // ledger lists a month's reservations (or one job's) with the month's totals.
 func (s *Server) ledger(ctx context.Context, p protocol.LedgerParams) (*protocol.LedgerResult, error) {
-	set, err := config.Load()
+	set, err := loadSettings()
 	if err != nil {
-		return nil, rpc.Errorf(protocol.CodeUnavailable, "fix hub's config file", "%v", err)
+		return nil, err
 	}
 	f := store.LedgerFilter{OnlyOpen: p.Open, JobID: p.Job}
 	month := now().Format("2006-01")

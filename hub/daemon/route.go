@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -18,9 +19,9 @@ import (
 // the request: the month's money, the quota signals engines reported, and
 // routing.json. Start and route explain read the same, so they decide alike.
 func (s *Server) routeInputs(ctx context.Context) (config.Settings, job.RouteInputs, error) {
-	set, err := config.Load()
+	set, err := loadSettings()
 	if err != nil {
-		return set, job.RouteInputs{}, rpc.Errorf(protocol.CodeUnavailable, "fix hub's config file", "%v", err)
+		return set, job.RouteInputs{}, err
 	}
 	in, err := s.gatherRouteInputs(ctx, set)
 	return set, in, err
@@ -147,4 +148,19 @@ func writeFileAtomic(path string, b []byte) error {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// loadSettings reads the settings for a request, an error carrying the
+// hint of what to fix: config.json, or a variable of the daemon's environment.
+func loadSettings() (config.Settings, error) {
+	set, err := config.Load()
+	if err == nil {
+		return set, nil
+	}
+	hint := "fix hub's config file " + filepath.Join(config.ConfigDir(), "config.json")
+	var h interface{ Hint() string }
+	if errors.As(err, &h) {
+		hint = h.Hint()
+	}
+	return set, rpc.Errorf(protocol.CodeUnavailable, hint, "%v", err)
 }

@@ -62,6 +62,8 @@ func (s *Server) wait(ctx context.Context, p protocol.WaitParams) (*protocol.Wai
 		case <-recheck.C:
 		case <-timer.C:
 			return s.finalCheck(ctx, p, res)
+		case <-s.gate.Draining():
+			return nil, shuttingDown() // the next daemon answers it whole
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

@@ -28,9 +28,17 @@ type figures struct {
 	// another job's branch changed, a file missed its branch, a process
 	// was left.
 	Crossed int
+	// Bad input and hand-overs: an answer that took over answerLimit, a
+	// refusal without a hint (or an input not refused), a refused input
+	// that left something made, two daemons serving one HUB_HOME at once.
+	Hung, Unhinted, HalfMade, TwoDaemons int
 }
 
 func (f *figures) add(g figures) {
+	f.Hung += g.Hung
+	f.Unhinted += g.Unhinted
+	f.HalfMade += g.HalfMade
+	f.TwoDaemons += g.TwoDaemons
 	f.WorkLost += g.WorkLost
 	f.Unreadable += g.Unreadable
 	f.ClosedTwice += g.ClosedTwice
@@ -259,6 +267,7 @@ type outcome struct {
 	Ends              []string // how the jobs ended, state: error
 	Figures           figures
 	Took              time.Duration
+	Slowest           time.Duration // the slowest run's Took
 }
 
 // sha is a commit id in an error, which differs from run to run.

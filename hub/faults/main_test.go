@@ -67,6 +67,7 @@ func record(o outcome) {
 	have.Runs++
 	have.Figures.add(o.Figures)
 	have.Took += o.Took
+	have.Slowest = max(have.Slowest, o.Took)
 	for _, e := range o.Ends {
 		if !contains(have.Ends, e) {
 			have.Ends = append(have.Ends, e)
@@ -118,7 +119,9 @@ func renderReport(took time.Duration, code int) string {
 	w("| figure | value |\n|---|---|\n")
 	w("| case runs | %d |\n| work lost | %d |\n| records unreadable | %d |\n| reservations closed twice | %d |\n",
 		runs, total.WorkLost, total.Unreadable, total.ClosedTwice)
-	w("| reservations left open | %d |\n| orphans | %d |\n| git boundary crossed | %d |\n\n", total.LeftOpen, total.Orphans, total.Crossed)
+	w("| reservations left open | %d |\n| orphans | %d |\n| git boundary crossed | %d |\n", total.LeftOpen, total.Orphans, total.Crossed)
+	w("| bad input answered after more than %s | %d |\n| bad input not refused with a hint | %d |\n", answerLimit, total.Hung, total.Unhinted)
+	w("| bad input that left something made | %d |\n| two daemons serving at once | %d |\n\n", total.HalfMade, total.TwoDaemons)
 	if code != 0 {
 		w("**This run failed** (exit %d): a case broke a check or could not run; see the test log.\n\n", code)
 	}
@@ -144,10 +147,11 @@ func renderReport(took time.Duration, code int) string {
 		w("\n")
 	}
 	renderGitBoundary(w)
+	renderBadInput(w)
 	w("\n## Other faults\n\n| case | what is done | runs | how the jobs ended | took |\n|---|---|---|---|---|\n")
 	var keys []string
 	for k := range outcomes {
-		if !strings.HasPrefix(k, "TestKill/") && !strings.HasPrefix(k, "TestHostileGit/") {
+		if !strings.HasPrefix(k, "TestKill/") && !strings.HasPrefix(k, "TestHostileGit/") && !strings.HasPrefix(k, "TestBadInput/") {
 			keys = append(keys, k)
 		}
 	}
@@ -169,6 +173,30 @@ func renderReport(took time.Duration, code int) string {
 	w("The full-disk case mounts a tmpfs, which needs root (or CAP_SYS_ADMIN); without it the case is skipped and the\n")
 	w("table above says it was not run.\n")
 	return b.String()
+}
+
+// renderBadInput writes the bad-input corpus: an input per row, what hub
+// answered, and the slowest answer. The caller holds outcomesMu.
+func renderBadInput(w func(string, ...any)) {
+	var keys []string
+	for k := range outcomes {
+		if strings.HasPrefix(k, "TestBadInput/") {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	sort.Strings(keys)
+	w("\n## Bad input\n\n")
+	w("Each input is given to the real CLI as a user or a careless script would. A refusal must come within %s,\n", answerLimit)
+	w("say what is wrong with a `hint:` line saying what to do, and leave nothing made: no branch, worktree, job folder,\n")
+	w("job record or reservation. A repository shape hub supports must give a job that ends as it should.\n\n")
+	w("| input | given | runs | what hub answered | slowest |\n|---|---|---|---|---|\n")
+	for _, k := range keys {
+		o := outcomes[k]
+		w("| %s | %s | %d | %s | %s |\n", o.Fault, esc(o.Step), o.Runs, esc(strings.Join(o.Ends, "; ")), o.Slowest.Round(time.Millisecond))
+	}
 }
 
 // renderGitBoundary writes the hostile-git matrix: a case per row, a level

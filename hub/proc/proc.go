@@ -9,6 +9,7 @@
 package proc
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -190,4 +191,26 @@ func StopSession(sid int, leaderStart uint64, grace time.Duration) int {
 		}
 		time.Sleep(20 * time.Millisecond) // not our children: nothing to wait on
 	}
+}
+
+// WaitExit waits up to d for pid to exit (a zombie counts as exited), and
+// returns an error if it is still running then. A pid already gone, or
+// reused by another process meanwhile, has exited.
+func WaitExit(ctx context.Context, pid int, d time.Duration) error {
+	start, err := StartTime(pid)
+	if err != nil {
+		return nil
+	}
+	deadline := time.Now().Add(d)
+	for delay := time.Millisecond; Same(pid, start); delay = min(2*delay, 50*time.Millisecond) {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("process %d is still running after %s", pid, d)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay): // not our child: nothing to wait on but polling
+		}
+	}
+	return nil
 }

@@ -16,6 +16,10 @@ const (
 	CodeRefused     int64 = -32010 // the request is valid but cannot be granted (cap, isolation, engine)
 	CodeUnavailable int64 = -32011 // a part hub needs is not there (shim gone, git missing)
 	CodeConflict    int64 = -32012 // a merge would conflict; ErrorData.Files lists the paths
+	// CodeShuttingDown: the daemon is shutting down and did nothing with
+	// this request; send it again on a new connection (a client that starts
+	// daemons starts the next one).
+	CodeShuttingDown int64 = -32013
 )
 
 // ErrorData is the data member of every error hub returns.

@@ -40,6 +40,11 @@ const (
 	// MethodCancelRequest is the LSP-style notification that cancels an
 	// in-flight request: params {"id": <request id>}.
 	MethodCancelRequest = "$/cancelRequest"
+
+	// NotifyGoingAway is the daemon's last message on a connection it closes
+	// as it shuts down: every request of that connection it has not
+	// answered, it did not act on, so a client may send them again.
+	NotifyGoingAway = "$/goingAway"
 )
 
 // Notifications the daemon sends to subscribed clients.

@@ -101,6 +101,8 @@ var Specs = []Spec{
 		"Stops the daemon. Running jobs keep running in their shims; the next daemon picks them up."),
 	{Method: MethodCancelRequest, Notification: true, From: PartyClient, To: PartyDaemon, Params: CancelParams{},
 		Doc: "Cancels an in-flight request (LSP's $/cancelRequest); it then fails with RequestCancelled. A wait is the usual one to cancel."},
+	{Method: NotifyGoingAway, Notification: true, From: PartyDaemon, To: PartyClient, Params: Empty{},
+		Doc: "The daemon's last message on a connection it closes as it shuts down: it did not act on any request of this connection it has not answered, so send those again on a new connection. Requests that reach it while it shuts down are answered ShuttingDown."},
 
 	{Method: NotifyJobChanged, Notification: true, From: PartyDaemon, To: PartyClient, Params: JobStatus{},
 		Doc: "A job's full short view after any change of state, progress, question or cost. Keep the one with the highest cursor."},

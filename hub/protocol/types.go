@@ -75,6 +75,10 @@ type InitializeResult struct {
 	PID             int      `json:"pid"`              // the daemon's process id
 	Home            string   `json:"home"`             // HUB_HOME of this daemon
 	Capabilities    []string `json:"capabilities"`     // what it offers; see Capabilities
+	// Settings are the HUB_* settings of the environment the daemon was
+	// started with, which hold for its whole life (config.json, read on
+	// every request, does not need a restart).
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // StartParams describes one job. Only Task is required (plus Repo for a

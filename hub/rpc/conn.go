@@ -47,6 +47,9 @@ type Options struct {
 	// Logger gets the transport's warnings (bad frames, handler errors and
 	// panics). nil discards them. It must never write to stdout.
 	Logger *zerolog.Logger
+	// Gate, if set, counts this side's requests in flight and refuses new
+	// ones once closed (see Gate): a server's graceful shutdown.
+	Gate *Gate
 }
 
 const (
@@ -105,6 +108,9 @@ type Conn struct {
 	values   map[any]any
 
 	peerPID int // see PeerPID
+
+	gate      *Gate       // see Options.Gate
+	goingAway atomic.Bool // the peer sent $/goingAway
 }
 
 type queuedNotif struct {
@@ -134,6 +140,7 @@ func newConn(ctx context.Context, rwc io.ReadWriteCloser, h Handler, opts *Optio
 		inflight:   map[jsonrpc2.ID]context.CancelCauseFunc{},
 		notifWake:  make(chan struct{}, 1),
 		peerPID:    peerPID(rwc),
+		gate:       o.Gate,
 	}
 	if o.Logger != nil {
 		c.log = *o.Logger
@@ -141,6 +148,9 @@ func newConn(ctx context.Context, rwc io.ReadWriteCloser, h Handler, opts *Optio
 	s := newStream(rwc, o.MaxFrameBytes, &c.log)
 	c.jc = jsonrpc2.NewConn(ctx, s, dispatcher{c}, jsonrpc2.SetLogger(printfLogger{&c.log}))
 	go c.notifLoop()
+	if c.gate != nil {
+		c.gate.add(c)
+	}
 	if onConn != nil {
 		onConn(c)
 	}
@@ -179,6 +189,9 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		return je
 	}
 	if errors.Is(err, jsonrpc2.ErrClosed) {
+		if c.goingAway.Load() {
+			return fmt.Errorf("call %s: %w (%w)", method, ErrDropped, err)
+		}
 		return fmt.Errorf("call %s: %w", method, err)
 	}
 	return fmt.Errorf("decode result of %s: %w", method, err)

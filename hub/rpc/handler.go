@@ -29,6 +29,10 @@ func (d dispatcher) Handle(ctx context.Context, jc *jsonrpc2.Conn, req *jsonrpc2
 	c := d.c
 	<-c.ready
 	switch {
+	case req.Method == protocol.NotifyGoingAway:
+		// Inline, before the read loop sees the close that follows: a Call
+		// that then fails knows its request was not acted on.
+		c.goingAway.Store(true)
 	case req.Method == protocol.MethodCancelRequest:
 		c.cancelRequest(req)
 		if !req.Notif { // it should be a notification; answer anyway
@@ -88,6 +92,12 @@ func parseCancelID(params *json.RawMessage) (jsonrpc2.ID, bool) {
 // startRequest registers req as in flight and runs it, at once if a slot is
 // free, else after waiting for one; or answers busy.
 func (c *Conn) startRequest(connCtx context.Context, req *jsonrpc2.Request) {
+	if c.gate != nil {
+		if !c.gate.enter() {
+			c.reply(req, nil, c.gate.refusal())
+			return
+		}
+	}
 	rctx, cancel := context.WithCancelCause(connCtx)
 	c.reqMu.Lock()
 	if _, dup := c.inflight[req.ID]; dup {
@@ -96,6 +106,7 @@ func (c *Conn) startRequest(connCtx context.Context, req *jsonrpc2.Request) {
 		c.reply(req, nil, Errorf(protocol.CodeInvalidRequest,
 			"give every request an id that no other in-flight request of this connection uses",
 			"request id %s is already in flight", req.ID))
+		c.leaveGate()
 		return
 	}
 	running := false
@@ -108,6 +119,7 @@ func (c *Conn) startRequest(connCtx context.Context, req *jsonrpc2.Request) {
 			cancel(nil)
 			c.log.Warn().Str("method", req.Method).Msg("rpc: too many requests waiting; answered busy")
 			c.reply(req, nil, busyError())
+			c.leaveGate()
 			return
 		}
 		c.waiting++
@@ -150,6 +162,14 @@ func (c *Conn) runRequest(ctx context.Context, cancel context.CancelCauseFunc, r
 	c.reqMu.Unlock()
 	cancel(nil)
 	c.reply(req, result, err)
+	c.leaveGate()
+}
+
+// leaveGate tells the gate a request it admitted was answered.
+func (c *Conn) leaveGate() {
+	if c.gate != nil {
+		c.gate.leave()
+	}
 }
 
 // invoke runs the handler, turning a panic into an error.

@@ -93,7 +93,7 @@ func Open(path string) (*Store, error) {
 		}
 		if !isBusy(err) || time.Now().After(deadline) {
 			db.Close()
-			return nil, err
+			return nil, unreadable(abs, err)
 		}
 		time.Sleep(delay)
 		delay = min(2*delay, 200*time.Millisecond)
@@ -117,8 +117,76 @@ func isBusy(err error) bool {
 	return errors.As(err, &se) && se.Code()&0xff == sqliteBusy
 }
 
-// sqliteBusy is SQLITE_BUSY, the primary result code.
-const sqliteBusy = 5
+// SQLite's primary result codes hub tells apart.
+const (
+	sqliteBusy    = 5  // SQLITE_BUSY
+	sqliteCorrupt = 11 // SQLITE_CORRUPT: "database disk image is malformed"
+	sqliteNotADB  = 26 // SQLITE_NOTADB: "file is not a database"
+)
+
+// UnreadableError is a store file SQLite cannot read: truncated, overwritten,
+// or not a database at all. Nothing hub does fixes it, so it says at once
+// what the user can do; the jobs' worktrees and branches live in git and
+// do not depend on it.
+type UnreadableError struct {
+	Path string
+	Err  error
+}
+
+func (e *UnreadableError) Error() string {
+	return fmt.Sprintf("hub's store %s cannot be read (%v)", e.Path, e.Err)
+}
+
+func (e *UnreadableError) Unwrap() error { return e.Err }
+
+// Hint says what to do about it.
+func (e *UnreadableError) Hint() string {
+	return fmt.Sprintf("stop hub (hub shutdown), then move it away to start fresh: mv %s %s.broken — "+
+		"your jobs' worktrees and hub/* branches stay; their records, questions and the money ledger start empty", e.Path, e.Path)
+}
+
+// unreadable turns SQLite's corrupt and not-a-database errors into an
+// UnreadableError; others pass through.
+func unreadable(path string, err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		if c := se.Code() & 0xff; c == sqliteCorrupt || c == sqliteNotADB {
+			return &UnreadableError{Path: path, Err: err}
+		}
+	}
+	return err
+}
+
+// QuickCheck reads every page of the database (PRAGMA quick_check), so a
+// file damaged past the pages Open reads is found when the daemon starts,
+// not by the first job that touches a broken page.
+func (s *Store) QuickCheck(ctx context.Context) error {
+	rows, err := s.db.QueryContext(ctx, `PRAGMA quick_check`)
+	if err != nil {
+		return unreadable(s.path, err)
+	}
+	defer rows.Close()
+	var problems []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return unreadable(s.path, err)
+		}
+		if line != "ok" {
+			problems = append(problems, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return unreadable(s.path, err)
+	}
+	if len(problems) > 0 {
+		if len(problems) > 3 {
+			problems = append(problems[:3], fmt.Sprintf("and %d more", len(problems)-3))
+		}
+		return &UnreadableError{Path: s.path, Err: fmt.Errorf("quick_check: %s", strings.Join(problems, "; "))}
+	}
+	return nil
+}
 
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }

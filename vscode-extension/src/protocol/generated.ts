@@ -82,6 +82,8 @@ export const Methods = {
 
 /** Notification method names. */
 export const Notifications = {
+  /** daemon → client, notification (params Empty). The daemon's last message on a connection it closes as it shuts down: it did not act on any request of this connection it has not answered, so send those again on a new connection. Requests that reach it while it shuts down are answered ShuttingDown. */
+  GoingAway: "$/goingAway",
   /** daemon → client, notification (params JobStatus). A job's full short view after any change of state, progress, question or cost. Keep the one with the highest cursor. */
   JobChanged: "job/changed",
   /** daemon → client, notification (params Event). Every journal event, of every job, in cursor order. */
@@ -113,6 +115,8 @@ export const ErrorCodes = {
   Unavailable: -32011,
   /** a merge would conflict; ErrorData.Files lists the paths */
   Conflict: -32012,
+  /** CodeShuttingDown: the daemon is shutting down and did nothing with this request; send it again on a new connection (a client that starts daemons starts the next one). */
+  ShuttingDown: -32013,
 } as const;
 
 /** Kinds of journal event (Event.kind). */
@@ -263,6 +267,8 @@ export interface InitializeResult {
   home: string;
   /** what it offers; see Capabilities */
   capabilities: string[];
+  /** Settings are the HUB_* settings of the environment the daemon was started with, which hold for its whole life (config.json, read on every request, does not need a restart). */
+  settings?: Record<string, string>;
 }
 
 /** SubscribeParams subscribes the connection to notifications. */
@@ -1439,6 +1445,7 @@ export interface RequestMap {
 
 /** Notifications the daemon sends a subscribed client: method → params. */
 export interface NotificationMap {
+  "$/goingAway": Empty;
   "job/changed": JobStatus;
   "job/event": Event;
   "question/asked": QuestionNotice;
