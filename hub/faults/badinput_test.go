@@ -3,6 +3,7 @@ package faults
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hub-agents/hub/hub/client"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/store"
 )
 
@@ -156,8 +160,10 @@ type badCase struct {
 	// prepare shapes the world (repository, config, store) and returns the
 	// environment the command runs with beyond the case's own.
 	prepare func(ctx context.Context, w *world) []string
-	// args is the command, given the repository.
+	// args is the command, given the repository; or call gives the input
+	// to the daemon straight, as a protocol client would.
 	args func(w *world) []string
+	call func(ctx context.Context, w *world) answer
 	// refuse is what the refusal says (stderr); "" marks a shape hub
 	// accepts, whose job must then end as then checks.
 	refuse string
@@ -188,6 +194,43 @@ var badCases = []badCase{
 		},
 		args:   func(w *world) []string { return []string{"start-many", filepath.Join(w.dir, "jobs.json")} },
 		refuse: `job #2.*unknown key "verfy".*did you mean "verify"`,
+	},
+	{
+		name: "profiles.json key", given: "`profiles.json` with `\"modle\"` in a profile",
+		prepare: func(ctx context.Context, w *world) []string {
+			w.writeConfig("profiles.json", `{"default": "cheap", "profiles": {"cheap": {"provider": "openai", "modle": "gpt-4.1-mini"}}}`)
+			return nil
+		},
+		args: func(w *world) []string {
+			return []string{"start", "--repo", w.repo, "--engine", "builtin", "--profile", "cheap", "--task", "t"}
+		},
+		refuse: `profiles.json: unknown key "modle" in profiles.cheap \(did you mean "model"`,
+	},
+	{
+		name: "RPC params key", given: "`job/start` over the socket with `\"verfy\": \"false\"`",
+		prepare: func(ctx context.Context, w *world) []string {
+			if a := w.hub(ctx, nil, "jobs"); a.code != 0 { // a daemon to talk to
+				w.t.Fatalf("hub jobs: %s", a.errOut)
+			}
+			return nil
+		},
+		call: func(ctx context.Context, w *world) answer {
+			began := time.Now()
+			c, err := client.Connect(ctx, w.paths, client.Options{ClientName: "faults"})
+			if err != nil {
+				w.t.Fatal(err)
+			}
+			defer c.Close()
+			params := json.RawMessage(fmt.Sprintf(`{"task": "t", "repo": %q, "engine": "exec", "exec": "true", "verfy": "false"}`, w.repo))
+			err = c.Call(ctx, protocol.MethodJobStart, params, nil)
+			a := answer{args: []string{protocol.MethodJobStart}, took: time.Since(began)}
+			if err != nil {
+				a.code = 1
+				a.errOut = "hub: " + err.Error() + "\nhint: " + rpc.HintOf(err)
+			}
+			return a
+		},
+		refuse: `code -32602 .*unknown key "verfy" \(did you mean "verify"`,
 	},
 	{
 		name: "config.json key", given: "`config.json` with `max_runing`",
@@ -261,7 +304,12 @@ func badInputCase(t *testing.T, bc badCase) {
 	w.plainRepo()
 	env := bc.prepare(ctx, w)
 	before := w.made(ctx)
-	a := w.hub(ctx, env, bc.args(w)...)
+	var a answer
+	if bc.call != nil {
+		a = bc.call(ctx, w)
+	} else {
+		a = w.hub(ctx, env, bc.args(w)...)
+	}
 	var f figures
 	var ends []string
 	if a.took > answerLimit {
