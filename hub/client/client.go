@@ -242,7 +242,9 @@ func dial(ctx context.Context, paths config.Paths, o Options) (*Client, error) {
 
 // waitDial waits for the daemon d was started to answer, or for another
 // daemon to (d lost the race for the lock to it); it gives up at once when
-// d exited with an error, saying what d said.
+// d exited with an error, saying what d said. When d lost the race and the
+// daemon it lost to is gone too (it was shutting down), it starts another:
+// a client waits out any number of hand-overs, up to its limit.
 func waitDial(ctx context.Context, paths config.Paths, o Options, d *started) (*Client, error) {
 	limit := o.StartTimeout
 	if limit == 0 {
@@ -250,7 +252,7 @@ func waitDial(ctx context.Context, paths config.Paths, o Options, d *started) (*
 	}
 	deadline := time.Now().Add(limit)
 	delay := 2 * time.Millisecond
-	exited := d.exited
+	lost := false // d exited because another daemon held the lock
 	for {
 		c, err := dial(ctx, paths, o)
 		if err == nil {
@@ -262,13 +264,20 @@ func waitDial(ctx context.Context, paths config.Paths, o Options, d *started) (*
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("the hub daemon did not answer within %s (%v); see %s", limit, err, paths.DaemonLog())
 		}
+		if lost {
+			// Nobody of ours is starting, and nobody answers: the daemon d
+			// lost to has gone since. Start one again.
+			if d, err = startDaemon(paths, o); err != nil {
+				return nil, err
+			}
+			lost = false
+		}
 		// The daemon is starting; there is nothing to wait on but the
 		// socket, and the process we started.
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-exited:
-			exited = nil
+		case <-d.exited:
 			if d.err != nil {
 				// It may have lost to a daemon that is serving by now.
 				if c, err := dial(ctx, paths, o); err == nil {
@@ -276,7 +285,9 @@ func waitDial(ctx context.Context, paths config.Paths, o Options, d *started) (*
 				}
 				return nil, d.failure()
 			}
-			// It found a daemon serving (or starting): keep dialling that one.
+			// It found a daemon serving (or starting): dial that one, and
+			// start another if it is gone by then.
+			lost = true
 		case <-time.After(delay):
 		}
 		if delay < 50*time.Millisecond {
