@@ -43,10 +43,19 @@ func (s *Server) cleanup(ctx context.Context, p protocol.CleanupParams) (*protoc
 		}
 		if dirty, err := c.Dirty(ctx, worktreeRev(j)); err != nil || dirty {
 			why := "it has uncommitted changes made after the job ended"
-			if err != nil {
+			hint := "commit or discard the changes in " + c.Dir + " first"
+			switch {
+			case err != nil:
 				why = "hub cannot tell whether it has uncommitted changes (" + err.Error() + ")"
+			case job.CommitFailedIn(j.Error):
+				// The worker's own changes, which hub's commit at the end could not take.
+				why = "it holds changes of the worker that hub could not commit when the job ended (" + job.FirstLine(j.Error, 400) + ")"
+				hint = "look at " + c.Dir + " and commit what you want to keep on " + j.Branch + ", or discard it, first"
+				if j.Branch == "" {
+					hint = "look at " + c.Dir + " and keep what you want of it, or discard it, first"
+				}
 			}
-			return nil, wrongState("commit or discard the changes in "+c.Dir+" first", "the worktree of job %s: %s", j.ID, why)
+			return nil, wrongState(hint, "the worktree of job %s: %s", j.ID, why)
 		}
 	}
 	deleteBranch := false

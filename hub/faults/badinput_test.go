@@ -36,9 +36,15 @@ type answer struct {
 // hub runs the hub binary with the case's environment plus env.
 func (w *world) hub(ctx context.Context, env []string, args ...string) answer {
 	w.t.Helper()
+	return w.run(ctx, env, w.bin, args...)
+}
+
+// run runs a program with the case's environment plus env.
+func (w *world) run(ctx context.Context, env []string, prog string, args ...string) answer {
+	w.t.Helper()
 	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(cctx, w.bin, args...)
+	cmd := exec.CommandContext(cctx, prog, args...)
 	cmd.Env = append(slices.Clone(w.vars), env...)
 	cmd.Dir = w.dir
 	var o, e bytes.Buffer
@@ -285,11 +291,131 @@ var badCases = []badCase{
 	},
 }
 
+// waitJob waits for the job a start printed and returns its id and how it
+// ended (hub wait's line).
+func waitJob(ctx context.Context, w *world, a answer) (string, string, error) {
+	id := strings.TrimSpace(a.out)
+	if a.code != 0 || id == "" {
+		return "", "", fmt.Errorf("hub %v: exit %d:\n%s", a.args, a.code, a.errOut)
+	}
+	b := w.hub(ctx, nil, "wait", id, "--timeout", "60s")
+	if b.code != 0 {
+		return id, "", fmt.Errorf("hub wait %s: exit %d:\n%s%s", id, b.code, b.out, b.errOut)
+	}
+	// "<id> succeeded · exec · 91ms · $0.00 · verified": the state and the
+	// verdict, without what differs from run to run.
+	parts := strings.Split(strings.TrimSpace(b.out), " · ")
+	end := strings.TrimSpace(strings.TrimPrefix(parts[0], id))
+	if slices.Contains(parts, "verified") {
+		end += ", verified"
+	}
+	return id, end, nil
+}
+
+// repoShapes are the repository shapes checked at start.
+var repoShapes = []badCase{
+	{
+		name: "branch named hub", given: "a repository with a branch `hub`, so `hub/<id>` cannot exist",
+		prepare: func(ctx context.Context, w *world) []string {
+			w.git(w.repo, "branch", "hub")
+			return nil
+		},
+		args:   startArgs(),
+		refuse: `has a branch named "hub", which leaves no room for hub.s job branches`,
+	},
+	{
+		name: "read-only repository", given: "the repository on a read-only bind mount (a mount namespace of its own)",
+		prepare: func(ctx context.Context, w *world) []string {
+			if os.Geteuid() != 0 {
+				w.t.Fatal("the read-only case bind-mounts the repository read-only, which needs root (CAP_SYS_ADMIN); run the suite as root")
+			}
+			return nil
+		},
+		call: func(ctx context.Context, w *world) answer {
+			script := fmt.Sprintf(`mount --bind %[1]q %[1]q && mount -o remount,bind,ro %[1]q || exit 99
+%[2]q start --repo %[1]q --engine exec --exec true --task t; code=$?; %[2]q shutdown >/dev/null; exit $code`, w.repo, w.bin)
+			return w.run(ctx, nil, "unshare", "-m", "--propagation", "private", "sh", "-c", script)
+		},
+		refuse: `/.git/objects is not writable \(it is on a read-only file system\)`,
+	},
+	{
+		name: "orphan HEAD", given: "HEAD on a branch with no commits (`git checkout --orphan`), no base given",
+		prepare: func(ctx context.Context, w *world) []string {
+			w.git(w.repo, "checkout", "-q", "--orphan", "new")
+			return nil
+		},
+		args:   startArgs(),
+		refuse: `is on branch new, which has no commits yet; pass a base to start from`,
+	},
+	{
+		name: "orphan HEAD, a base", given: "the same, with `--base main`",
+		prepare: func(ctx context.Context, w *world) []string {
+			w.git(w.repo, "checkout", "-q", "--orphan", "new")
+			return nil
+		},
+		args: startArgs("--base", "main", "--verify", "test -f done.txt && test -f src/a.txt"),
+		then: func(ctx context.Context, w *world, a answer) (string, error) {
+			_, end, err := waitJob(ctx, w, a)
+			if err != nil {
+				return "", err
+			}
+			return "works: " + end, nil
+		},
+	},
+	{
+		name: "sparse checkout", given: "a sparse checkout in cone mode (`extensions.worktreeConfig`), a change inside the cone and one outside",
+		prepare: func(ctx context.Context, w *world) []string {
+			for name, body := range map[string]string{"in/a.txt": "a\n", "out/b.txt": "b\n"} {
+				p := filepath.Join(w.repo, name)
+				_ = os.MkdirAll(filepath.Dir(p), 0o755)
+				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+					w.t.Fatal(err)
+				}
+			}
+			w.git(w.repo, "add", "-A")
+			w.git(w.repo, "commit", "-q", "-m", "in and out")
+			w.git(w.repo, "sparse-checkout", "set", "--cone", "in")
+			return nil
+		},
+		args: func(w *world) []string {
+			return []string{"start", "--repo", w.repo, "--engine", "exec", "--exec", "echo a2 >> in/a.txt && echo b2 >> out/b.txt",
+				"--verify", "grep -q b2 out/b.txt && test -f src/a.txt", "--task", "t"}
+		},
+		then: func(ctx context.Context, w *world, a answer) (string, error) {
+			id, end, err := waitJob(ctx, w, a)
+			if err != nil {
+				return "", err
+			}
+			if d := w.git(w.repo, "diff", "--name-status", "main", "hub/"+id); d != "M\tin/a.txt\nM\tout/b.txt" {
+				return "", fmt.Errorf("the branch's changes are\n%s\nwant exactly the two edits", d)
+			}
+			return "works: " + end + ", the branch holds exactly the two edits", nil
+		},
+	},
+	{
+		name: "nested repository", given: "the worker runs `git init sub` (no commit) and writes files in it",
+		args: func(w *world) []string {
+			return []string{"start", "--repo", w.repo, "--engine", "exec", "--exec", "git init -q sub && echo s > sub/s.txt && echo t > top.txt", "--task", "t"}
+		},
+		then: func(ctx context.Context, w *world, a answer) (string, error) {
+			id, end, err := waitJob(ctx, w, a)
+			if err != nil {
+				return "", err
+			}
+			tree := w.git(w.repo, "ls-tree", "-r", "hub/"+id)
+			if !strings.Contains(tree, "100644 blob") || !strings.Contains(tree, "\tsub/s.txt") || strings.Contains(tree, "160000") || strings.Contains(tree, "sub/.git") {
+				return "", fmt.Errorf("the branch's tree:\n%s\nwant sub/s.txt as a plain file and no gitlink", tree)
+			}
+			return "works: " + end + ", sub/ committed as plain files", nil
+		},
+	},
+}
+
 // TestBadInput runs the bad-input corpus: each input ends in a clear error
 // with a hint within answerLimit and leaves nothing half-made, or — for a
 // repository shape hub supports — a job that ends as it should.
 func TestBadInput(t *testing.T) {
-	for _, bc := range badCases {
+	for _, bc := range append(slices.Clone(badCases), repoShapes...) {
 		t.Run(strings.ReplaceAll(bc.name, " ", "_"), func(t *testing.T) {
 			for i := 0; i < repeat(t); i++ {
 				badInputCase(t, bc)
@@ -302,7 +428,10 @@ func badInputCase(t *testing.T, bc badCase) {
 	w := newWorld(t)
 	ctx := deadline(t, 3*time.Minute)
 	w.plainRepo()
-	env := bc.prepare(ctx, w)
+	var env []string
+	if bc.prepare != nil {
+		env = bc.prepare(ctx, w)
+	}
 	before := w.made(ctx)
 	var a answer
 	if bc.call != nil {
@@ -343,6 +472,7 @@ func badInputCase(t *testing.T, bc badCase) {
 			ends = append(ends, saw)
 		}
 	}
+	t.Logf("%s: %s", bc.name, strings.Join(ends, "; "))
 	record(outcome{Test: "TestBadInput", Fault: bc.name, Step: bc.given, Ends: ends, Figures: f, Took: a.took})
 	if b := w.hub(ctx, nil, "shutdown"); b.code != 0 && !strings.Contains(b.errOut, "cannot be read") {
 		t.Errorf("hub shutdown: exit %d: %s", b.code, b.errOut)

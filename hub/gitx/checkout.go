@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -92,6 +93,10 @@ func MakeCheckout(ctx context.Context, r *Repo, o CheckoutOptions) (*Checkout, e
 			undo()
 			return nil, fmt.Errorf("make checkout: git did not make the worktree's git dir at %s; run `git worktree prune` in %s", c.GitDir, r.Top)
 		}
+		if err := c.notSparse(ctx); err != nil {
+			undo()
+			return nil, fmt.Errorf("make checkout: %w", err)
+		}
 		if err := copyFile(filepath.Join(c.GitDir, "index"), c.Index); err != nil {
 			undo()
 			return nil, fmt.Errorf("make checkout: %w", err)
@@ -118,7 +123,7 @@ func MakeCheckout(ctx context.Context, r *Repo, o CheckoutOptions) (*Checkout, e
 			if ok, _ := BranchExists(ctx, r, o.Branch); ok {
 				return nil, fmt.Errorf("make checkout: branch %q already exists in %s; pick another branch name or delete that branch", o.Branch, r.Top)
 			}
-			return nil, err
+			return nil, branchInTheWay(r, o.Branch, err)
 		}
 	}
 	undo := func() {
@@ -154,6 +159,23 @@ func MakeCheckout(ctx context.Context, r *Repo, o CheckoutOptions) (*Checkout, e
 
 var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
+// notSparse makes a linked checkout a whole one for the worker's own git
+// too. In a sparse checkout with per-worktree config (`git sparse-checkout
+// set` turns that on), `git worktree add` copies the user's worktree config,
+// sparse settings included, into the new worktree's: the files are all
+// there (AddWorktree checks out the whole tree), and this tells the
+// worker's git so, before it could apply the patterns (a checkout of
+// another commit would remove the files outside them).
+func (c *Checkout) notSparse(ctx context.Context) error {
+	cfg := filepath.Join(c.GitDir, "config.worktree")
+	if _, err := os.Lstat(cfg); err != nil {
+		return nil
+	}
+	_ = os.Remove(filepath.Join(c.GitDir, "info", "sparse-checkout"))
+	_, err := runGit(ctx, c.Repo.Top, runOpts{}, "config", "--file", cfg, "core.sparseCheckout", "false")
+	return err
+}
+
 // sameFile reports whether paths a and b name the same existing file
 // (through whatever symlinks either path has).
 func sameFile(a, b string) bool {
@@ -170,12 +192,20 @@ func sameFile(a, b string) bool {
 // worker may have rewritten), Dir as the work tree and hub's own index.
 // Config then comes only from the system, the user's global file and the
 // user's repository; hooks and fsmonitor are off on every command.
+//
+// hub's view is the whole tree: a sparse checkout's settings (which, with
+// GIT_DIR at the common dir, git would take from the user's own main
+// worktree) never make hub check out less, or stage less, than the tree.
 func (c *Checkout) hubOpts() runOpts {
-	return runOpts{env: []string{
+	return runOpts{config: slices.Clone(wholeTree), env: []string{
 		"GIT_DIR=" + c.Repo.CommonDir, "GIT_WORK_TREE=" + c.Dir, "GIT_INDEX_FILE=" + c.Index,
 		"GIT_CEILING_DIRECTORIES=" + filepath.Dir(c.Dir),
 	}}
 }
+
+// wholeTree switches a sparse checkout off for one git command: it checks
+// out and stages every file of the tree.
+var wholeTree = []string{"-c", "core.sparseCheckout=false", "-c", "index.sparse=false"}
 
 // gitFile is the content of Dir/.git as hub writes it.
 func (c *Checkout) gitFile() string { return "gitdir: " + c.GitDir + "\n" }

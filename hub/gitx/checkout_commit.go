@@ -53,9 +53,12 @@ type CommitResult struct {
 // change it undid is in the result's Repairs. It never commits anywhere but
 // the branch.
 //
-// Files inside a submodule's folder that is not checked out cannot be on
-// the branch: Commit then fails with an error naming them, after committing
-// everything else, and leaves them in place.
+// A git repository the worker made inside the checkout is committed as
+// plain files, without its .git (see stage). Files inside a submodule's
+// folder that is not checked out cannot be on the branch, nor can a
+// submodule the worker added with no commit: Commit then fails with an
+// error naming them (a *StrandedError, an *UncommittableError), after
+// committing everything else, and leaves them in place.
 func (c *Checkout) Commit(ctx context.Context, o CommitOptions) (CommitResult, error) {
 	var res CommitResult
 	if c.Branch == "" {
@@ -144,13 +147,15 @@ func (c *Checkout) Commit(ctx context.Context, o CommitOptions) (CommitResult, e
 			return res, err
 		}
 	}
-	if _, err := runGit(ctx, c.Dir, opts, "add", "-A"); err != nil {
-		return res, err
+	if r := c.keepSparse(ctx, opts); r != nil {
+		res.Repairs = append(res.Repairs, *r)
 	}
-	stranded, err := c.filesInSubmodules(ctx)
+	gitlinks, nested, unstaged, err := c.stage(ctx, opts)
 	if err != nil {
 		return res, err
 	}
+	res.Repairs = append(res.Repairs, nested...)
+	stranded := c.filesInSubmodules(gitlinks)
 	out, err := runGit(ctx, c.Dir, opts, "write-tree")
 	if err != nil {
 		return res, err
@@ -188,9 +193,9 @@ func (c *Checkout) Commit(ctx context.Context, o CommitOptions) (CommitResult, e
 	res.Head = head
 	res.Repairs = append(res.Repairs, c.restore(ctx, head, headWhat != "")...)
 	if len(stranded) > 0 {
-		return res, &StrandedError{Paths: stranded}
+		unstaged = errors.Join(unstaged, &StrandedError{Paths: stranded})
 	}
-	return res, nil
+	return res, unstaged
 }
 
 // StrandedError names files the worker wrote inside submodule folders that
@@ -202,26 +207,18 @@ func (e *StrandedError) Error() string {
 		strings.Join(e.Paths, ", "))
 }
 
-// filesInSubmodules lists files in the work tree below a submodule entry
-// of hub's index (mode 160000) whose folder is not a checkout of its own:
-// git skips them silently.
-func (c *Checkout) filesInSubmodules(ctx context.Context) ([]string, error) {
-	if _, err := os.Lstat(filepath.Join(c.Dir, ".gitmodules")); err != nil {
-		return nil, nil // no submodules to look under (the usual case: no list of the whole index)
-	}
-	out, err := runGit(ctx, c.Dir, c.hubOpts(), "ls-files", "-s", "-z")
-	if err != nil {
-		return nil, err
-	}
+// filesInSubmodules lists files in the work tree below a submodule of
+// hub's index (gitlinks, its paths) whose folder is not a checkout of its
+// own: git skips them silently.
+func (c *Checkout) filesInSubmodules(gitlinks []string) []string {
 	var stranded []string
-	for _, e := range splitNUL(out) {
-		meta, path, ok := strings.Cut(string(e), "\t")
-		if !ok || !strings.HasPrefix(meta, "160000 ") {
-			continue
-		}
+	for _, path := range gitlinks {
 		dir := filepath.Join(c.Dir, filepath.FromSlash(path))
 		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
 			continue // a checked-out submodule: its own repository holds its files
+		}
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			continue
 		}
 		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil || d.IsDir() || len(stranded) >= 20 {
@@ -233,7 +230,7 @@ func (c *Checkout) filesInSubmodules(ctx context.Context) ([]string, error) {
 			return nil
 		})
 	}
-	return stranded, nil
+	return stranded
 }
 
 // refAndTree reads ref's commit and its tree in the user's repository in

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+
+	git "github.com/go-git/go-git/v5"
 )
 
 // readOpts is hubOpts for commands that only read: no optional locks, so
@@ -26,8 +29,11 @@ func (c *Checkout) Changes(ctx context.Context, base string) ([]FileChange, erro
 	if err := checkRev("base", base); err != nil {
 		return nil, err
 	}
+	// A submodule counts as changed when its HEAD moved, never by its
+	// files: git would run `git status` inside its checkout, with the
+	// submodule's config (the worker's to set).
 	args := append([]string{"diff"}, diffSafe...)
-	ns, err := runGit(ctx, c.Dir, c.readOpts(), append(args, "-z", "-M", "--name-status", base, "--")...)
+	ns, err := runGit(ctx, c.Dir, c.readOpts(), append(args, "-z", "-M", "--name-status", "--ignore-submodules=dirty", base, "--")...)
 	if err != nil {
 		return nil, err
 	}
@@ -47,22 +53,38 @@ func (c *Checkout) Changes(ctx context.Context, base string) ([]FileChange, erro
 }
 
 // untracked lists the files of the work tree hub's index does not hold,
-// ignored ones left out.
+// ignored ones left out, as Commit would stage them: the files inside a
+// repository the worker made one by one; a submodule it added, by its
+// folder.
 func (c *Checkout) untracked(ctx context.Context) ([]string, error) {
-	out, err := runGit(ctx, c.Dir, c.readOpts(), "ls-files", "-z", "--others", "--exclude-standard")
+	o := c.readOpts()
+	paths, nested, err := c.others(ctx, o)
+	if err != nil || len(nested) == 0 {
+		return paths, err
+	}
+	submodules := c.gitmodulesPaths()
+	var asFiles []string
+	for _, d := range nested {
+		if submodules[d] {
+			paths = append(paths, strings.TrimSuffix(d, "/"))
+		} else {
+			asFiles = append(asFiles, d)
+		}
+	}
+	files, _, err := c.nestedFiles(ctx, o, asFiles)
 	if err != nil {
 		return nil, err
 	}
-	var paths []string
-	for _, p := range splitNUL(out) {
-		paths = append(paths, string(p))
-	}
-	return paths, nil
+	return append(paths, files...), nil
 }
 
 // Dirty reports whether the work tree differs from the branch's tip: a
 // change made after hub's last commit (by the user, or a process that
-// outlived the worker). A detached checkout is compared with rev.
+// outlived the worker), or one hub's commit could not take. A detached
+// checkout is compared with rev. A submodule is dirty when its HEAD moved,
+// or when its own checkout holds changes: git is never run in there (it
+// would run with the submodule's config, which the worker may have
+// written, filters and all); go-git reads it in-process, running nothing.
 func (c *Checkout) Dirty(ctx context.Context, rev string) (bool, error) {
 	if rev == "" {
 		if c.Branch == "" {
@@ -73,15 +95,51 @@ func (c *Checkout) Dirty(ctx context.Context, rev string) (bool, error) {
 	if err := checkRev("revision", rev); err != nil {
 		return false, err
 	}
-	_, err := runGit(ctx, c.Dir, c.readOpts(), "diff-index", "--quiet", "--ignore-submodules=none", rev, "--")
+	_, err := runGit(ctx, c.Dir, c.readOpts(), "diff-index", "--quiet", "--ignore-submodules=dirty", rev, "--")
 	switch {
 	case exitCode(err) == 1:
 		return true, nil
 	case err != nil:
 		return false, err
 	}
+	if dirty, err := c.submodulesDirty(ctx, rev); dirty || err != nil {
+		return dirty, err
+	}
 	others, err := c.untracked(ctx)
 	return len(others) > 0, err
+}
+
+// submodulesDirty reports whether a submodule of rev checked out in the
+// work tree has changes of its own (modified, staged or untracked files),
+// read with go-git so that nothing of the submodule's config runs.
+func (c *Checkout) submodulesDirty(ctx context.Context, rev string) (bool, error) {
+	out, err := runGit(ctx, c.Dir, c.readOpts(), "ls-tree", "-r", "-z", "--full-tree", rev)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range splitNUL(out) {
+		meta, path, ok := strings.Cut(string(e), "\t")
+		if !ok || !strings.HasPrefix(meta, "160000 ") {
+			continue
+		}
+		dir := filepath.Join(c.Dir, filepath.FromSlash(path))
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err != nil {
+			continue // not checked out: nothing in it to lose
+		}
+		repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+		if err != nil {
+			return true, nil // unreadable: it may hold work, say so
+		}
+		wt, err := repo.Worktree()
+		if err != nil {
+			return true, nil
+		}
+		st, err := wt.Status()
+		if err != nil || !st.IsClean() {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // HeadOnBranch reports whether the checkout's HEAD names its branch (read

@@ -14,10 +14,20 @@ var (
 	ErrNotRepo = errors.New("not a git repository")
 	// ErrBare: the path is a bare repository, which has no work tree.
 	ErrBare = errors.New("bare git repository")
-	// ErrNoCommits: the repository's HEAD is unborn.
+	// ErrNoCommits: the repository has no commit, or (from Resolve of HEAD)
+	// its HEAD is on a branch that has none yet.
 	ErrNoCommits = errors.New("git repository has no commits")
 	// ErrUnknownRevision: a revision that names no commit in the repository.
 	ErrUnknownRevision = errors.New("unknown revision")
+	// ErrBranchConflict: a branch is in the way of the branches hub makes
+	// (a branch named hub leaves no room for hub/<id>).
+	ErrBranchConflict = errors.New("branch in the way")
+	// ErrNotWritable: hub cannot write into the repository's git dir (a
+	// read-only mount, or someone else's folder).
+	ErrNotWritable = errors.New("repository not writable")
+	// ErrUnsupported: the repository uses a format hub cannot read (a git
+	// extension such as objectFormat=sha256 or refStorage).
+	ErrUnsupported = errors.New("unsupported repository format")
 )
 
 // hintError is an error with a complete, actionable message whose cause is

@@ -8,13 +8,23 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/osfs"
 	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
+	"github.com/go-git/go-git/v5/storage/filesystem/dotgit"
 )
 
-// Repo is a validated git checkout with a work tree and at least one commit.
+// Repo is a validated git checkout with a work tree, in a repository with at
+// least one commit (its HEAD may be on a branch that has none yet: see
+// Resolve).
 type Repo struct {
 	Top       string // absolute top level of the work tree (symlinks resolved)
 	GitDir    string // absolute .git dir of this work tree
@@ -23,8 +33,11 @@ type Repo struct {
 
 // Open validates path in-process, without starting git: path must be an
 // existing directory inside a git work tree (the top or any directory below
-// it, including in a linked worktree) whose HEAD has a commit. The errors are
-// ErrNotRepo, ErrBare and ErrNoCommits, with messages that say what to do.
+// it, including in a linked worktree) of a repository that has a commit.
+// Its HEAD may be unborn (`git checkout --orphan`) when some other ref names
+// a commit: a job can start from a base given explicitly, and Resolve of
+// HEAD says what is wrong. The errors are ErrNotRepo, ErrBare and
+// ErrNoCommits, with messages that say what to do.
 func Open(path string) (*Repo, error) {
 	fi, err := os.Stat(path)
 	switch {
@@ -49,6 +62,10 @@ func Open(path string) (*Repo, error) {
 		}
 		return nil, notRepo
 	}
+	if errors.Is(err, git.ErrUnsupportedExtensionRepositoryFormatVersion) || errors.Is(err, git.ErrUnknownExtension) ||
+		errors.Is(err, git.ErrUnsupportedRepositoryFormatVersion) {
+		return nil, &hintError{fmt.Sprintf("%s uses a repository format hub cannot read (%v)", path, err), ErrUnsupported, err}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open repository %s: %w", path, err)
 	}
@@ -69,17 +86,107 @@ func Open(path string) (*Repo, error) {
 		return nil, bare
 	}
 	if _, err := repo.Head(); errors.Is(err, plumbing.ErrReferenceNotFound) {
-		return nil, &hintError{fmt.Sprintf("%s has no commits yet; commit something first, hub starts jobs from a commit", path), ErrNoCommits, nil}
+		if !hasCommitRef(repo) {
+			return nil, &hintError{fmt.Sprintf("%s has no commits yet; commit something first, hub starts jobs from a commit", path), ErrNoCommits, nil}
+		}
 	} else if err != nil {
 		return nil, fmt.Errorf("open repository %s: read HEAD: %w", path, err)
 	}
 	return r, nil
 }
 
+// hasCommitRef reports whether any ref but HEAD names an object: the
+// repository has commits even though HEAD is on a branch without one.
+func hasCommitRef(repo *git.Repository) bool {
+	refs, err := repo.References()
+	if err != nil {
+		return false
+	}
+	found := false
+	_ = refs.ForEach(func(ref *plumbing.Reference) error {
+		if ref.Type() == plumbing.HashReference && strings.HasPrefix(ref.Name().String(), "refs/") {
+			found = true
+			return storer.ErrStop
+		}
+		return nil
+	})
+	return found
+}
+
 // openGoGit opens the repository containing dir with go-git, looking upward
 // for .git and following a linked worktree's commondir.
+//
+// go-git refuses every repository extension it does not implement, also
+// those that change nothing it reads here (refs, objects, HEAD, core.bare):
+// worktreeConfig, which `git sparse-checkout` turns on, only adds a config
+// file per worktree. Such a repository is opened again with those
+// extensions hidden from go-git; any other extension still refuses.
 func openGoGit(dir string) (*git.Repository, error) {
-	return git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	repo, err := git.PlainOpenWithOptions(dir, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
+	if err == nil || !(errors.Is(err, git.ErrUnsupportedExtensionRepositoryFormatVersion) || errors.Is(err, git.ErrUnknownExtension)) {
+		return repo, err
+	}
+	top := workTreeAbove(dir)
+	if top == "" {
+		return nil, err
+	}
+	gitDir, commonDir, derr := gitDirs(top)
+	if derr != nil {
+		return nil, err
+	}
+	var common billy.Filesystem
+	if commonDir != gitDir {
+		common = osfs.New(commonDir)
+	}
+	st := filesystem.NewStorage(dotgit.NewRepositoryFilesystem(osfs.New(gitDir), common), cache.NewObjectLRUDefault())
+	repo, oerr := git.Open(extensionsHidden{st}, osfs.New(top))
+	if oerr != nil {
+		return nil, oerr
+	}
+	return repo, nil
+}
+
+// workTreeAbove is dir or its nearest parent that holds a .git, as go-git
+// looks for it; "" when there is none.
+func workTreeAbove(dir string) string {
+	for {
+		if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// ignoredExtensions are the repository extensions (lower case, as git
+// compares them) that change nothing hub reads in-process.
+var ignoredExtensions = map[string]bool{"worktreeconfig": true}
+
+// extensionsHidden is a go-git storage whose config leaves out the
+// extensions of ignoredExtensions, so go-git opens the repository to read
+// it. hub never writes through go-git.
+type extensionsHidden struct{ *filesystem.Storage }
+
+func (s extensionsHidden) Config() (*config.Config, error) {
+	cfg, err := s.Storage.Config()
+	if err != nil || cfg.Raw == nil || !cfg.Raw.HasSection("extensions") {
+		return cfg, err
+	}
+	sec := cfg.Raw.Section("extensions")
+	keep := sec.Options[:0:0]
+	for _, o := range sec.Options {
+		if !ignoredExtensions[strings.ToLower(o.Key)] {
+			keep = append(keep, o)
+		}
+	}
+	sec.Options = keep
+	if len(keep) == 0 {
+		cfg.Raw.RemoveSection("extensions")
+	}
+	return cfg, nil
 }
 
 // insideGitDir reports whether dir or one of its parents looks like a git
@@ -195,6 +302,11 @@ func (r *Repo) Resolve(rev string) (string, error) {
 	if err == nil {
 		return h.String(), nil
 	}
+	if rev == "HEAD" {
+		if err := unbornHead(repo, r.Top); err != nil {
+			return "", err
+		}
+	}
 	if h, t, ok := peel(repo, rev); ok {
 		if t == plumbing.CommitObject { // a tag of a tag, which go-git does not peel
 			return h.String(), nil
@@ -202,6 +314,43 @@ func (r *Repo) Resolve(rev string) (string, error) {
 		return "", fmt.Errorf("revision %q in %s is a %s, not a commit; pass a branch, tag or commit", rev, r.Top, t)
 	}
 	return "", &hintError{fmt.Sprintf("unknown revision %q in %s; pass a branch, tag or commit that exists", rev, r.Top), ErrUnknownRevision, err}
+}
+
+// unbornHead is the error for a HEAD on a branch without commits (an
+// orphan branch, in a repository that has commits elsewhere), naming a
+// branch to pass as the base instead; nil when HEAD is not unborn.
+func unbornHead(repo *git.Repository, top string) error {
+	if _, err := repo.Head(); !errors.Is(err, plumbing.ErrReferenceNotFound) {
+		return nil
+	}
+	branch := "HEAD"
+	if ref, err := repo.Storer.Reference(plumbing.HEAD); err == nil && ref.Type() == plumbing.SymbolicReference {
+		branch = ref.Target().Short()
+	}
+	var names []string
+	if refs, err := repo.Branches(); err == nil {
+		_ = refs.ForEach(func(ref *plumbing.Reference) error {
+			names = append(names, ref.Name().Short())
+			return nil
+		})
+	}
+	example := ""
+	for _, want := range []string{"main", "master"} {
+		if slices.Contains(names, want) {
+			example = want
+			break
+		}
+	}
+	if example == "" && len(names) > 0 {
+		slices.Sort(names)
+		example = names[0]
+	}
+	msg := fmt.Sprintf("%s is on branch %s, which has no commits yet; pass a base to start from", top, branch)
+	if example != "" {
+		msg += " (such as " + example + ")"
+	}
+	msg += ", or commit something on " + branch + " first"
+	return &hintError{msg, ErrNoCommits, nil}
 }
 
 // peel finds the object rev names when rev is a full SHA or a ref, peeling

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
@@ -44,7 +45,9 @@ func AddWorktree(ctx context.Context, r *Repo, path, branch, base string) error 
 		return fmt.Errorf("add worktree: %w", err)
 	}
 	args = append(args, "--", path, base)
-	if _, err := runGit(ctx, r.Top, runOpts{}, args...); err != nil {
+	// The whole tree, in a sparse checkout too: git would copy the sparse
+	// patterns of the worktree it runs in and check out only those files.
+	if _, err := runGit(ctx, r.Top, runOpts{config: wholeTree}, args...); err != nil {
 		if e := (*Error)(nil); errors.As(err, &e) && strings.Contains(e.Stderr, "already exists") {
 			// The branch, or the path made after we looked: not ours to
 			// remove.
@@ -55,9 +58,39 @@ func AddWorktree(ctx context.Context, r *Repo, path, branch, base string) error 
 			return err
 		}
 		undoAddWorktree(context.WithoutCancel(ctx), r, path, branch)
-		return err
+		return branchInTheWay(r, branch, err)
 	}
 	return nil
+}
+
+// refInTheWay matches git's refusal of a ref whose folder is another ref
+// (or that is the folder of others).
+var refInTheWay = regexp.MustCompile(`'refs/heads/([^']+)' exists; cannot create 'refs/heads/`)
+
+// branchInTheWay turns git's refusal to create branch because another
+// branch is in its way into an ErrBranchConflict that says what to do;
+// other errors are returned as they are.
+func branchInTheWay(r *Repo, branch string, err error) error {
+	e := (*Error)(nil)
+	if branch == "" || !errors.As(err, &e) {
+		return err
+	}
+	m := refInTheWay.FindStringSubmatch(e.Stderr)
+	if m == nil {
+		return err
+	}
+	return &hintError{fmt.Sprintf("cannot create branch %s in %s: branch %s is in its way (git cannot hold a branch and branches under its name at once); "+
+		"rename that branch, for example `git -C %s branch -m %s %s-old`", branch, r.Top, m[1], ShellQuote(r.Top), m[1], m[1]), ErrBranchConflict, err}
+}
+
+var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./@%+=:,-]+$`)
+
+// ShellQuote quotes s as a word of a shell command the user may copy.
+func ShellQuote(s string) string {
+	if shellSafe.MatchString(s) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // undoAddWorktree removes what a failed `git worktree add` may have left: the

@@ -8,6 +8,15 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
+// CommitFailed is in the error of a job whose ending hub could not commit
+// the worker's changes of: they stay in its worktree, uncommitted, from
+// before the job ended.
+const CommitFailed = "committing the worker's changes failed"
+
+// CommitFailedIn reports whether a job's error says hub could not commit
+// its worker's changes.
+func CommitFailedIn(jobError string) bool { return strings.Contains(jobError, CommitFailed) }
+
 // Changes lists the files and commits of base..head in repo, as the
 // protocol shows them; a commit hub made for job id is marked ByHub.
 func Changes(ctx context.Context, repo, id, base, head string) ([]protocol.FileChange, []protocol.Commit, error) {

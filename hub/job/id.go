@@ -22,5 +22,8 @@ var idRe = regexp.MustCompile(`^[0-9a-z]{8}$`)
 // ValidID reports whether s looks like a job id.
 func ValidID(s string) bool { return idRe.MatchString(s) }
 
+// BranchPrefix is the folder of the branches write jobs work on.
+const BranchPrefix = "hub"
+
 // Branch is the branch a write job works on.
-func Branch(id string) string { return "hub/" + id }
+func Branch(id string) string { return BranchPrefix + "/" + id }

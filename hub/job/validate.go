@@ -113,8 +113,14 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 			return nil, bad("repo", repoHint(err), "%v", err)
 		}
 		sha, err := repo.Resolve(p.Base)
+		if errors.Is(err, gitx.ErrNoCommits) {
+			return nil, bad("base", "pass base (a branch, tag or commit) to start from, or commit something first; hub starts every job from a commit", "%v", err)
+		}
 		if err != nil {
 			return nil, bad("base", "pass a branch, tag or commit of that repo, or leave base out for HEAD", "%v", err)
+		}
+		if err := checkRepoShape(repo, p); err != nil {
+			return nil, err
 		}
 		r.Repo, r.BaseSHA = repo, sha
 		p.Repo = repo.Top
@@ -347,6 +353,28 @@ func commandSize(field, cmd string) *FieldError {
 		field, byteSize(len(cmd)), MaxCommandBytes)
 }
 
+// checkRepoShape refuses a repository hub could open but not make the
+// job's checkout or branch in, before anything is made: a branch in the
+// way of hub/<id>, a git dir hub cannot write.
+func checkRepoShape(repo *gitx.Repo, p protocol.StartParams) *FieldError {
+	w := gitx.Writes{Worktree: !PrivateGit(p.Isolation)}
+	if p.Kind == protocol.KindWrite {
+		w.Branch = BranchPrefix
+		if err := repo.CheckBranchRoom(BranchPrefix); err != nil {
+			hint := repoHint(err)
+			if errors.Is(err, gitx.ErrBranchConflict) {
+				hint = fmt.Sprintf("rename that branch, for example `git -C %s branch -m %s %s-old`, then start the job again",
+					gitx.ShellQuote(repo.Top), BranchPrefix, BranchPrefix)
+			}
+			return bad("repo", hint, "%v", err)
+		}
+	}
+	if err := repo.CheckWritable(w); err != nil {
+		return bad("repo", repoHint(err), "%v", err)
+	}
+	return nil
+}
+
 func repoHint(err error) string {
 	switch {
 	case errors.Is(err, gitx.ErrNotRepo):
@@ -355,6 +383,10 @@ func repoHint(err error) string {
 		return "pass a checkout with a work tree, not a bare repository"
 	case errors.Is(err, gitx.ErrNoCommits):
 		return "commit something first; hub starts every job from a commit"
+	case errors.Is(err, gitx.ErrNotWritable):
+		return "make it writable (remount it read-write, or fix its owner or mode), or clone the repository somewhere writable and start the job there"
+	case errors.Is(err, gitx.ErrUnsupported):
+		return "hub cannot work in a repository with that extension yet; use one without it"
 	}
 	return "pass the absolute path of a git checkout"
 }

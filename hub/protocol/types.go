@@ -398,7 +398,7 @@ type Observed struct {
 // GitRepair is one part of a job's git state that the worker changed and
 // hub put back.
 type GitRepair struct {
-	What  string `json:"what"`  // HEAD | .git | commondir | gitdir | config | hooks | objects | branch
+	What  string `json:"what"`  // HEAD | .git | commondir | gitdir | config | hooks | objects | branch | nested repository | sparse checkout
 	Found string `json:"found"` // what hub found, e.g. "detached at 1a2b3c4d5e6f"
 	Done  string `json:"done"`  // what hub did about it
 }

@@ -52,7 +52,7 @@ func (s *shim) execute(ctx context.Context) {
 
 	head, salvaged, commitErr := s.commit(ctx, end)
 	if commitErr != nil {
-		end.state, end.err = protocol.StateFailed, "committing the worker's changes failed (they stay in the worktree "+j.Worktree+"): "+commitErr.Error()
+		end.state, end.err = protocol.StateFailed, job.CommitFailed+" (they stay in the worktree "+j.Worktree+"): "+commitErr.Error()
 	}
 
 	var verify *protocol.Verify
@@ -446,7 +446,7 @@ func (s *shim) commit(ctx context.Context, end ending) (head string, salvaged bo
 	for _, r := range res.Repairs {
 		gr := protocol.GitRepair{What: r.What, Found: s.red.String(r.Found), Done: s.red.String(r.Done)}
 		s.repairs = append(s.repairs, gr)
-		s.record(ctx, protocol.EventNote, fmt.Sprintf("git: the worker changed its %s (%s); hub %s", gr.What, gr.Found, gr.Done), gr)
+		s.record(ctx, protocol.EventNote, repairLine(gr), gr)
 	}
 	if err != nil && res.Head == "" {
 		return j.BaseSHA, false, err
@@ -456,6 +456,16 @@ func (s *shim) commit(ctx context.Context, end ending) (head string, salvaged bo
 		s.record(ctx, protocol.EventCommit, head, map[string]any{"sha": head, "salvage": salvaged})
 	}
 	return head, salvaged, err
+}
+
+// repairLine is how a repair reads in the journal.
+func repairLine(gr protocol.GitRepair) string {
+	switch gr.What {
+	case gitx.RepairNested, gitx.RepairSparse:
+		// Not a change to the checkout's git state, but to what its files are.
+		return fmt.Sprintf("git: %s; hub %s", gr.Found, gr.Done)
+	}
+	return fmt.Sprintf("git: the worker changed its %s (%s); hub %s", gr.What, gr.Found, gr.Done)
 }
 
 // commitCheckout commits what is left in job j's checkout c onto its

@@ -58,7 +58,7 @@ func Settle(ctx context.Context, st *store.Store, reg *engine.Registry, paths co
 	msg := reason
 	switch {
 	case commitErr != nil:
-		msg += "; committing its worktree failed (" + commitErr.Error() + "), the files stay in " + j.Worktree
+		msg += "; " + job.CommitFailed + " (" + commitErr.Error() + "), the files stay in " + j.Worktree
 	case salvaged:
 		msg += "; its partial work was committed as salvage on " + j.Branch
 	}

@@ -642,7 +642,7 @@ export interface RefChange {
 
 /** GitRepair is one part of a job's git state that the worker changed and hub put back. */
 export interface GitRepair {
-  /** HEAD | .git | commondir | gitdir | config | hooks | objects | branch */
+  /** HEAD | .git | commondir | gitdir | config | hooks | objects | branch | nested repository | sparse checkout */
   what: string;
   /** what hub found, e.g. "detached at 1a2b3c4d5e6f" */
   found: string;
