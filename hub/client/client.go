@@ -190,6 +190,10 @@ type UnreachableError struct {
 }
 
 func (e *UnreachableError) Error() string {
+	var started *DaemonStartError
+	if errors.As(e.Err, &started) {
+		return started.Error() // it says it all: the daemon said why it could not start
+	}
 	return fmt.Sprintf("cannot reach the hub daemon of %s: %v", e.Home, e.Err)
 }
 

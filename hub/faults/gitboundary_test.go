@@ -157,6 +157,16 @@ fake=$(echo pwned | git hash-object -w --stdin); chmod u+w "$f" 2>/dev/null; cp 
 		},
 		script:   `mkdir -p sub; echo lost > sub/inside.txt; echo w > work.txt`,
 		failWith: "sub/inside.txt"},
+	{name: "submodule-config", pins: "submodule: hub's git status inside a submodule the worker checked out ran that submodule's filter and fsmonitor, the worker's to set, on the host (the commit, the live diff, cleanup's dirty check)",
+		setup: func(t *testing.T, g *gitWorld, repo string) {
+			g.writeRepoFile(t, repo, ".gitmodules", "[submodule \"mod\"]\n\tpath = mod\n\turl = ./nowhere\n")
+			head := g.w.git(repo, "rev-parse", "HEAD")
+			g.w.git(repo, "update-index", "--add", "--cacheinfo", "160000,"+head+",mod")
+			g.w.git(repo, "commit", "-qm", "a submodule")
+		},
+		script: `rm -rf mod; git init -q mod; echo x > mod/x.txt; echo '* filter=x' > mod/.gitattributes; git -C mod add -A; git -C mod commit -qm x
+git -C mod config filter.x.clean "sh -c 'touch $MARK/filter-ran; cat'"; git -C mod config core.fsmonitor "touch $MARK/fsmonitor-ran"
+touch -d 2000-01-01 mod/x.txt; echo w > work.txt`},
 	{name: "replace-refs", pins: "git replace (at worktree): the worker replaced the base with a commit holding its files; hub's evidence followed it and listed none",
 		script:     `echo w > work.txt; git add work.txt; fake=$(git commit-tree -m fake "$(git write-tree)"); git replace "$(git rev-parse HEAD)" "$fake"; true`,
 		workerRefs: []string{"refs/replace/"},
