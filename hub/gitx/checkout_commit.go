@@ -155,6 +155,10 @@ func (c *Checkout) Commit(ctx context.Context, o CommitOptions) (CommitResult, e
 		return res, err
 	}
 	res.Repairs = append(res.Repairs, nested...)
+	// What .worktreeinclude copied in is never committed, even un-ignored.
+	if err := c.dropIncluded(ctx, opts); err != nil {
+		return res, err
+	}
 	stranded := c.filesInSubmodules(gitlinks)
 	out, err := runGit(ctx, c.Dir, opts, "write-tree")
 	if err != nil {

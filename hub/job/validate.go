@@ -122,6 +122,11 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 		if err := checkRepoShape(repo, p); err != nil {
 			return nil, err
 		}
+		// A .worktreeinclude hub would refuse at preparing is refused
+		// now, before anything is made (in-process, like the rest).
+		if err := repo.CheckInclude("HEAD", sha); err != nil {
+			return nil, bad("repo", fmt.Sprintf("edit %s and start the job again", filepath.Join(repo.Top, gitx.IncludeFile)), "%v", err)
+		}
 		r.Repo, r.BaseSHA = repo, sha
 		p.Repo = repo.Top
 		if p.Base == "" {

@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // marker replaces each secret.
@@ -25,10 +27,17 @@ const marker = "[REDACTED]"
 const MinLen = 8
 
 // Redactor redacts known values plus the common formats. The zero value
-// (and a nil *Redactor) redacts formats only. Safe for concurrent use.
+// (and a nil *Redactor) redacts formats only. Safe for concurrent use,
+// Add included.
 type Redactor struct {
+	addMu sync.Mutex            // serializes Add
+	known atomic.Pointer[known] // nil: no values
+}
+
+// known is a redactor's values, never changed once built.
+type known struct {
 	values []string          // longest first, each at least MinLen bytes
-	rep    *strings.Replacer // every value in one pass; nil when there are none
+	rep    *strings.Replacer // every value in one pass
 }
 
 // New returns a redactor that also removes each of values, wherever it
@@ -36,12 +45,33 @@ type Redactor struct {
 // is matched as plain bytes: regular-expression metacharacters in it mean
 // nothing. Its URL-escaped form is removed too.
 func New(values ...string) *Redactor {
-	seen := map[string]bool{}
 	r := &Redactor{}
+	r.Add(values...)
+	return r
+}
+
+// Add makes r remove values too, as New does, from now on (for text it is
+// given after Add returns). It is how a value hub learns of late (one in a
+// file copied into a job's worktree) joins the keys.
+func (r *Redactor) Add(values ...string) {
+	if r == nil || len(values) == 0 {
+		return
+	}
+	r.addMu.Lock()
+	defer r.addMu.Unlock()
+	var all []string
+	seen := map[string]bool{}
+	if k := r.known.Load(); k != nil {
+		all = slices.Clone(k.values)
+		for _, v := range all {
+			seen[v] = true
+		}
+	}
+	n := len(all)
 	add := func(v string) {
 		if len(v) >= MinLen && !seen[v] {
 			seen[v] = true
-			r.values = append(r.values, v)
+			all = append(all, v)
 		}
 	}
 	for _, v := range values {
@@ -51,23 +81,22 @@ func New(values ...string) *Redactor {
 		}
 		add(url.QueryEscape(v))
 	}
-	if len(r.values) == 0 {
-		return r
+	if len(all) == n {
+		return
 	}
 	// The replacer prefers the earlier of two values that match at the same
 	// place: longest first, so a value that extends another goes whole.
-	slices.SortFunc(r.values, func(a, b string) int {
+	slices.SortFunc(all, func(a, b string) int {
 		if len(a) != len(b) {
 			return len(b) - len(a)
 		}
 		return strings.Compare(a, b)
 	})
-	pairs := make([]string, 0, 2*len(r.values))
-	for _, v := range r.values {
+	pairs := make([]string, 0, 2*len(all))
+	for _, v := range all {
 		pairs = append(pairs, v, marker)
 	}
-	r.rep = strings.NewReplacer(pairs...)
-	return r
+	r.known.Store(&known{values: all, rep: strings.NewReplacer(pairs...)})
 }
 
 // String returns s with secrets replaced by [REDACTED]: the values first
@@ -88,8 +117,10 @@ func (r *Redactor) String(s string) string {
 
 func (r *Redactor) pass(s string) string {
 	return eachPiece(s, func(p string) string {
-		if r != nil && r.rep != nil {
-			p = widen(r.rep.Replace(p))
+		if r != nil {
+			if k := r.known.Load(); k != nil {
+				p = widen(k.rep.Replace(p))
+			}
 		}
 		return eachPiece(p, applyFormats)
 	})

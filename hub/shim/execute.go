@@ -7,7 +7,9 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hub-agents/hub/hub/config"
@@ -16,6 +18,7 @@ import (
 	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/redact"
 	"github.com/hub-agents/hub/hub/store"
 	"github.com/hub-agents/hub/router"
 	"github.com/hub-agents/hub/rubric"
@@ -82,6 +85,12 @@ func (s *shim) prepare(ctx context.Context) error {
 		d, err := gitx.Dirty(ctx, repo.Top)
 		dirty <- err == nil && d
 	}()
+	// What .worktreeinclude asks for, chosen (and a bad one refused)
+	// before anything is made.
+	plan, err := gitx.PlanInclude(ctx, repo, j.BaseSHA)
+	if err != nil {
+		return err
+	}
 	want := job.Checkout(s.o.Paths, j, repo)
 	o := gitx.CheckoutOptions{Dir: want.Dir, Index: want.Index, Branch: j.Branch, Base: j.BaseSHA}
 	if job.PrivateGit(j.Isolation) {
@@ -102,6 +111,16 @@ func (s *shim) prepare(ctx context.Context) error {
 	}
 	wt := s.checkout.Dir
 	s.dir = wt
+	// Into the checkout's folder, private or linked, before any worker
+	// or sandbox starts.
+	if err := s.include(ctx, s.checkout, plan, true); err != nil {
+		removeCheckout(context.WithoutCancel(ctx), s.o.Paths, s.checkout)
+		if j.Branch != "" {
+			_ = gitx.DeleteBranch(context.WithoutCancel(ctx), repo, j.Branch)
+		}
+		s.checkout = nil
+		return err
+	}
 	isDirty := <-dirty
 	if err := s.st.Update(ctx, j.ID, func(r *store.Job) error {
 		r.Worktree = wt
@@ -117,6 +136,84 @@ func (s *shim) prepare(ctx context.Context) error {
 		s.job.Notes = append(s.job.Notes, job.NoteDirty)
 	}
 	return nil
+}
+
+// include copies the gitignored files .worktreeinclude selected (plan)
+// into checkout c, and makes every value of an env file among them a key
+// the job's redactor removes, before anything of the worker's is read.
+// journal records what was copied and skipped, and why.
+func (s *shim) include(ctx context.Context, c *gitx.Checkout, plan *gitx.IncludePlan, journal bool) error {
+	if plan == nil || (len(plan.Paths) == 0 && len(plan.Skipped) == 0) {
+		return nil
+	}
+	for _, rel := range plan.Paths {
+		if redact.EnvFileName(rel) {
+			s.red.Add(redact.EnvFileValues(readEnvFile(filepath.Join(plan.Top, filepath.FromSlash(rel))))...)
+		}
+	}
+	t0 := time.Now()
+	res, err := c.CopyIncluded(plan)
+	if err != nil {
+		return err
+	}
+	if journal {
+		skipped := append(slices.Clone(plan.Skipped), res.Skipped...)
+		s.record(ctx, protocol.EventNote, s.red.String(includeLine(res.Copied, skipped)), map[string]any{
+			"copied": bounded(res.Copied, 200), "copied_count": len(res.Copied),
+			"skipped": bounded(skipped, 200), "skipped_count": len(skipped), "copy_ms": time.Since(t0).Milliseconds()})
+	}
+	return nil
+}
+
+// includeLine is the journal's line for what .worktreeinclude copied.
+func includeLine(copied []string, skipped []gitx.IncludeSkip) string {
+	var b strings.Builder
+	switch len(copied) {
+	case 0:
+		b.WriteString("copied no gitignored files listed in .worktreeinclude")
+	case 1:
+		b.WriteString("copied 1 gitignored file listed in .worktreeinclude: ")
+	default:
+		fmt.Fprintf(&b, "copied %d gitignored files listed in .worktreeinclude: ", len(copied))
+	}
+	b.WriteString(strings.Join(bounded(copied, 10), ", "))
+	if len(copied) > 10 {
+		fmt.Fprintf(&b, ", … (%d more)", len(copied)-10)
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(&b, "; skipped %d: ", len(skipped))
+		for i, sk := range bounded(skipped, 5) {
+			if i > 0 {
+				b.WriteString("; ")
+			}
+			fmt.Fprintf(&b, "%s (%s)", sk.Path, sk.Why)
+		}
+		if len(skipped) > 5 {
+			fmt.Fprintf(&b, "; … (%d more)", len(skipped)-5)
+		}
+	}
+	return b.String()
+}
+
+func bounded[T any](s []T, n int) []T { return s[:min(n, len(s))] }
+
+// readEnvFile reads an env file of the user's checkout for its values: a
+// regular file (through symlinks), at most 1 MiB; nothing otherwise.
+func readEnvFile(p string) []byte {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return nil
+	}
+	if fi, err := os.Lstat(real); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	f, err := os.Open(real)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
+	return b
 }
 
 // route is the router's decision stored with the job (zero when it has
@@ -519,6 +616,17 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 		return v
 	}
 	defer func() { _ = vc.Remove(context.WithoutCancel(ctx)) }()
+	// verify sees the user's gitignored files too, as the worker did
+	// (tracked in head or not: a tracked one is never overwritten).
+	plan, err := gitx.PlanInclude(ctx, s.repo, head)
+	if err == nil {
+		err = s.include(ctx, vc, plan, false)
+	}
+	if err != nil {
+		end.state, end.err = protocol.StateFailed, "could not copy the files .worktreeinclude lists for verify: "+err.Error()
+		v.OutputTail = err.Error()
+		return v
+	}
 	dir := vc.Dir
 	env := workerEnv(s.o.HubBinary, "HUB_JOB="+j.ID, "HUB_VERIFY=1", "HUB_HOME="+s.o.Paths.Home)
 	argv := []string{"sh", "-c", s.params.Verify}
