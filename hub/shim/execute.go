@@ -317,8 +317,8 @@ func (s *shim) run(ctx context.Context) ending {
 	}
 	// HUB_HOME too, so the worker's `hub status` asks its own daemon (and
 	// never starts one on the default HUB_HOME).
-	env := workerEnv(s.o.HubBinary,
-		"HUB_JOB="+j.ID, "HUB_SOCKET="+s.o.Paths.ShimSocket(j.ID), "HUB_TASK="+j.Task, "HUB_HOME="+s.o.Paths.Home)
+	env := workerEnv(s.o.HubBinary, append(s.ownEnv(ctx),
+		"HUB_JOB="+j.ID, "HUB_SOCKET="+s.o.Paths.ShimSocket(j.ID), "HUB_TASK="+j.Task, "HUB_HOME="+s.o.Paths.Home)...)
 	d := s.route()
 	hard := time.NewTimer(time.Duration(s.params.TimeoutS) * time.Second)
 	defer hard.Stop()
@@ -628,7 +628,7 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 		return v
 	}
 	dir := vc.Dir
-	env := workerEnv(s.o.HubBinary, "HUB_JOB="+j.ID, "HUB_VERIFY=1", "HUB_HOME="+s.o.Paths.Home)
+	env := workerEnv(s.o.HubBinary, append(s.ownEnv(ctx), "HUB_JOB="+j.ID, "HUB_VERIFY=1", "HUB_HOME="+s.o.Paths.Home)...)
 	argv := []string{"sh", "-c", s.params.Verify}
 	if engine.Sandboxed(s.params.Isolation) {
 		// The worker wrote what verify runs: at the isolated levels it runs

@@ -73,6 +73,11 @@ type shim struct {
 	// git state before it committed.
 	checkout   *gitx.Checkout
 	refsBefore map[string]string
+
+	// ports is the job's port range (nil: none free), taken once
+	// (portsAsked) by ownEnv.
+	ports      *ports
+	portsAsked bool
 	repairs    []protocol.GitRepair
 	// subreaper is the shim's pid once it is a child subreaper (0: not);
 	// leftovers the processes a worker or verify left running.
