@@ -289,3 +289,47 @@ func TestHeadTailConcurrent(t *testing.T) {
 		t.Errorf("output %q", s)
 	}
 }
+
+// TestTellingLine: the line a one-line summary shows of a failed command is
+// the error, not what the tool printed after it.
+func TestTellingLine(t *testing.T) {
+	node := "node:internal/modules/cjs/loader:1228\n  throw err;\n  ^\n\nError: Cannot find module 'left-pad'\nRequire stack:\n- /w/index.js\n{\n  code: 'MODULE_NOT_FOUND'\n}\n\nNode.js v20.20.2\n"
+	for out, want := range map[string]string{
+		node:                                  "Error: Cannot find module 'left-pad'",
+		"--- FAIL: TestX\nFAIL\n":             "--- FAIL: TestX",
+		"ran 3 tests, 0 failures\nall done\n": "all done",
+		"npm ERR! code ELIFECYCLE\n":          "npm ERR! code ELIFECYCLE",
+		"just this\n\n":                       "just this",
+	} {
+		if got := engine.TellingLine(out); got != want {
+			t.Errorf("TellingLine(%q) = %q, want %q", out, got, want)
+		}
+	}
+}
+
+// TestHeadTailKeepsErrorsCut: an error line in the part of a long output
+// that is cut is still shown, once, and one kept in the head or the tail
+// is not repeated.
+func TestHeadTailKeepsErrorsCut(t *testing.T) {
+	h := &engine.HeadTail{Max: 200}
+	fmt.Fprintf(h, "Error: in the head\n")
+	for i := range 50 {
+		fmt.Fprintf(h, "noise line %d of the build\n", i)
+		if i == 20 {
+			// written in two pieces, as a pipe may hand it over
+			fmt.Fprintf(h, "src/a.go:3: undefined: ")
+			fmt.Fprintf(h, "Frob\n")
+		}
+	}
+	fmt.Fprintf(h, "FAIL\tpkg\n")
+	s := h.String()
+	if strings.Count(s, "src/a.go:3: undefined: Frob") != 1 {
+		t.Errorf("the cut error line is not shown once:\n%s", s)
+	}
+	if strings.Count(s, "Error: in the head") != 1 || strings.Count(s, "FAIL\tpkg") != 1 {
+		t.Errorf("head or tail lines repeated or lost:\n%s", s)
+	}
+	if !strings.Contains(s, "bytes cut") {
+		t.Errorf("nothing was cut:\n%s", s)
+	}
+}

@@ -45,6 +45,10 @@ const DefaultOutputMax = 4096
 // (half each; 0: DefaultOutputMax), and counts the bytes it drops between
 // them, for a command's output in evidence: how it started and how it
 // ended. Safe for concurrent writers.
+//
+// Lines past the head that look like errors (ErrorLine) are kept too, the
+// first few, so that an error in the middle of a long output is not cut:
+// String lists those that fell between the head and the tail.
 type HeadTail struct {
 	Max int
 
@@ -52,7 +56,22 @@ type HeadTail struct {
 	head  []byte
 	tail  []byte // the last bytes past head; trimmed to the tail's share now and then
 	total int64
+
+	line []byte    // the line being written past the head (its first maxErrLine bytes)
+	at   int64     // where that line starts in the output
+	errs []errorAt // the first maxErrLines error lines past the head
 }
+
+// errorAt is an error line and where it starts and ends in the output.
+type errorAt struct {
+	text       string
+	start, end int64
+}
+
+const (
+	maxErrLines = 8
+	maxErrLine  = 300
+)
 
 func (h *HeadTail) shares() (head, tail int) {
 	m := h.Max
@@ -66,13 +85,17 @@ func (h *HeadTail) Write(p []byte) (int, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	n := len(p)
-	h.total += int64(n)
 	hmax, tmax := h.shares()
+	pos := h.total // where p starts
+	h.total += int64(n)
 	if room := hmax - len(h.head); room > 0 {
 		k := min(room, len(p))
 		h.head = append(h.head, p[:k]...)
 		p = p[k:]
+		pos += int64(k)
+		h.at = pos
 	}
+	h.scan(p, pos)
 	if len(p) >= tmax {
 		h.tail = append(h.tail[:0], p[len(p)-tmax:]...)
 		return n, nil
@@ -82,6 +105,30 @@ func (h *HeadTail) Write(p []byte) (int, error) {
 		h.tail = append(h.tail[:0], h.tail[len(h.tail)-tmax:]...)
 	}
 	return n, nil
+}
+
+// scan looks for error lines in p, which starts at pos in the output.
+func (h *HeadTail) scan(p []byte, pos int64) {
+	for len(p) > 0 && len(h.errs) < maxErrLines {
+		i := bytes.IndexByte(p, '\n')
+		chunk := p
+		if i >= 0 {
+			chunk = p[:i]
+		}
+		if room := maxErrLine - len(h.line); room > 0 {
+			h.line = append(h.line, chunk[:min(room, len(chunk))]...)
+		}
+		if i < 0 {
+			return
+		}
+		end := pos + int64(i)
+		if l := string(bytes.ToValidUTF8(h.line, []byte("?"))); ErrorLine(l) {
+			h.errs = append(h.errs, errorAt{text: l, start: h.at, end: end})
+		}
+		h.line = h.line[:0]
+		p, pos = p[i+1:], end+1
+		h.at = pos
+	}
 }
 
 // Total is how many bytes were written, kept or not.
@@ -116,6 +163,20 @@ func (h *HeadTail) String() string {
 		s.WriteByte('\n')
 	}
 	fmt.Fprintf(&s, "[... %d bytes cut ...]\n", cut)
+	tailStart := h.total - int64(len(tail))
+	var cutErrs []string
+	for _, e := range h.errs {
+		if e.start >= int64(len(head)) && e.end <= tailStart {
+			cutErrs = append(cutErrs, e.text)
+		}
+	}
+	if len(cutErrs) > 0 {
+		s.WriteString("[lines among them that look like errors:]\n")
+		for _, l := range cutErrs {
+			s.WriteString(l + "\n")
+		}
+		s.WriteString("[... end of those ...]\n")
+	}
 	s.Write(bytes.ToValidUTF8(tail, []byte("?")))
 	return s.String()
 }

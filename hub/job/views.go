@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
 )
@@ -149,7 +150,7 @@ func Summary(st protocol.JobStatus, ev *protocol.Evidence) string {
 		}
 		b = append(b, s)
 		if v.ExitCode != 0 && v.OutputTail != "" {
-			b = append(b, "verify output: "+FirstLine(lastLine(v.OutputTail), 160))
+			b = append(b, "verify output: "+FirstLine(engine.TellingLine(v.OutputTail), 160))
 		}
 	}
 	if r := ev.Rubric; r != nil && len(r.Criteria) > 0 && (r.Verdict != "satisfied" || hasKind(r, "judgement", "unchanged", "only")) {
@@ -192,11 +193,6 @@ func hasKind(r *protocol.Rubric, kinds ...string) bool {
 		}
 	}
 	return false
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return lines[len(lines)-1]
 }
 
 // ShortSHA abbreviates a commit SHA to ten characters, as hub shows them.

@@ -25,7 +25,7 @@ func TestSummaryAtMostTenLines(t *testing.T) {
 		t.Fatalf("%d lines:\n%s", len(lines), got)
 	}
 	for _, want := range []string{"abcdefgh failed · exec · 1m01s", "files: 40 changed (+80 -40)", "+34 more",
-		"verify: `go test ./...` exit 1", "verify output: FAIL", "partial work is committed on hub/abcdefgh", "uncommitted changes"} {
+		"verify: `go test ./...` exit 1", "verify output: --- FAIL: TestX", "partial work is committed on hub/abcdefgh", "uncommitted changes"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lacks %q:\n%s", want, got)
 		}
