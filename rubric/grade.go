@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/hub-agents/hub/internal/errline"
 )
 
 const (
@@ -130,7 +132,7 @@ func gradeVerify(c Criterion, v *VerifyFact) (Status, string) {
 	if v.Commit != "" {
 		on = " on " + shortCommit(v.Commit)
 	}
-	last := lastLine(v.OutputTail)
+	last := clip(oneLine(errline.Telling(v.OutputTail)), maxOutLine)
 	var ev string
 	switch {
 	case !v.Ran:
@@ -238,17 +240,6 @@ func shortCommit(c string) string {
 		return c[:10]
 	}
 	return c
-}
-
-// lastLine is the last non-empty line of out, on one line and clipped.
-func lastLine(out string) string {
-	lines := strings.Split(strings.ReplaceAll(out, "\r", "\n"), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if l := oneLine(lines[i]); l != "" {
-			return clip(l, maxOutLine)
-		}
-	}
-	return ""
 }
 
 // oneLine collapses control characters and runs of space into one space.

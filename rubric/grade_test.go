@@ -112,7 +112,7 @@ func TestGrade(t *testing.T) {
 			}},
 			g: passAll("c1", "c2", "c3", "c4", "c5"),
 			want: Result{Verdict: VerdictFailed, Criteria: []CriterionResult{
-				res(cVerify, StatusFail, ByHub, "exit 1 on 0123456789: FAIL github.com/hub-agents/hub/rubric 0.01s"),
+				res(cVerify, StatusFail, ByHub, "exit 1 on 0123456789: --- FAIL: TestGrade (0.00s)"),
 				res(cChanged, StatusPass, ByHub, changedPass),
 				res(cUnchanged, StatusPass, ByHub, unchangedPass),
 				res(cOnly, StatusPass, ByHub, onlyPass),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/proc"
+	"github.com/hub-agents/hub/internal/errline"
 )
 
 // execed is a shell function for the tests' scripts: `execed <pid>` waits
@@ -301,8 +302,8 @@ func TestTellingLine(t *testing.T) {
 		"npm ERR! code ELIFECYCLE\n":          "npm ERR! code ELIFECYCLE",
 		"just this\n\n":                       "just this",
 	} {
-		if got := engine.TellingLine(out); got != want {
-			t.Errorf("TellingLine(%q) = %q, want %q", out, got, want)
+		if got := errline.Telling(out); got != want {
+			t.Errorf("errline.Telling(%q) = %q, want %q", out, got, want)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/hub-agents/hub/internal/errline"
 )
 
 // Tail keeps the last Max bytes written to it, for output tails in
@@ -46,7 +48,7 @@ const DefaultOutputMax = 4096
 // them, for a command's output in evidence: how it started and how it
 // ended. Safe for concurrent writers.
 //
-// Lines past the head that look like errors (ErrorLine) are kept too, the
+// Lines past the head that look like errors (errline.Is) are kept too, the
 // first few, so that an error in the middle of a long output is not cut:
 // String lists those that fell between the head and the tail.
 type HeadTail struct {
@@ -122,7 +124,7 @@ func (h *HeadTail) scan(p []byte, pos int64) {
 			return
 		}
 		end := pos + int64(i)
-		if l := string(bytes.ToValidUTF8(h.line, []byte("?"))); ErrorLine(l) {
+		if l := string(bytes.ToValidUTF8(h.line, []byte("?"))); errline.Is(l) {
 			h.errs = append(h.errs, errorAt{text: l, start: h.at, end: end})
 		}
 		h.line = h.line[:0]

@@ -449,3 +449,18 @@ func (c *Checkout) dropIncluded(ctx context.Context, o runOpts) error {
 	_, err = runGit(ctx, c.Dir, uo, "update-index", "--force-remove", "-z", "--stdin")
 	return err
 }
+
+// KeepOut records more paths (slash-separated, from the top) that Commit
+// never commits: a tree hub itself put in the work tree, such as the
+// dependencies it copied. Call it after CopyIncluded, which starts the list.
+func (c *Checkout) KeepOut(paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(c.includedList(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	_, werr := f.WriteString(strings.Join(paths, "\x00") + "\x00")
+	return errors.Join(werr, f.Close())
+}

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/config"
-	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/internal/errline"
 )
 
 // Status builds the short view of a job. pending is its oldest pending
@@ -150,7 +150,7 @@ func Summary(st protocol.JobStatus, ev *protocol.Evidence) string {
 		}
 		b = append(b, s)
 		if v.ExitCode != 0 && v.OutputTail != "" {
-			b = append(b, "verify output: "+FirstLine(engine.TellingLine(v.OutputTail), 160))
+			b = append(b, "verify output: "+FirstLine(errline.Telling(v.OutputTail), 160))
 		}
 	}
 	if r := ev.Rubric; r != nil && len(r.Criteria) > 0 && (r.Verdict != "satisfied" || hasKind(r, "judgement", "unchanged", "only")) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/deps"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/job"
@@ -121,6 +122,7 @@ func (s *shim) prepare(ctx context.Context) error {
 		s.checkout = nil
 		return err
 	}
+	s.ready(ctx, s.checkout, j.BaseSHA, true)
 	isDirty := <-dirty
 	if err := s.st.Update(ctx, j.ID, func(r *store.Job) error {
 		r.Worktree = wt
@@ -163,6 +165,33 @@ func (s *shim) include(ctx context.Context, c *gitx.Checkout, plan *gitx.Include
 			"skipped": bounded(skipped, 200), "skipped_count": len(skipped), "copy_ms": time.Since(t0).Milliseconds()})
 	}
 	return nil
+}
+
+// ready puts into checkout c (of rev) the dependency trees rev pins, from
+// where deps finds them, and records them so that Commit leaves them out.
+// It never fails the job: a tree it cannot put in is taken out again, and
+// the job runs without it (journal says why, when asked to).
+func (s *shim) ready(ctx context.Context, c *gitx.Checkout, rev string, journal bool) {
+	outs, err := deps.Ready(s.repo, rev, c.Dir)
+	for _, o := range outs {
+		if err == nil {
+			err = c.KeepOut(o.Paths)
+		}
+		if err != nil {
+			_ = os.RemoveAll(filepath.Join(c.Dir, o.Dir))
+			if journal {
+				s.record(ctx, protocol.EventNote, fmt.Sprintf("dependencies: could not copy %s (%v); the job runs without it", o.Dir, err), nil)
+			}
+			continue
+		}
+		if journal {
+			s.record(ctx, protocol.EventNote, o.Line(), map[string]any{"dir": o.Dir, "manager": o.Manager, "lockfile": o.Lockfile,
+				"source": o.Source, "skipped": o.Skipped, "files": o.Files, "copy_ms": o.Took.Milliseconds()})
+		}
+	}
+	if err != nil && len(outs) == 0 && journal {
+		s.record(ctx, protocol.EventNote, "dependencies: could not read the base's manifests ("+err.Error()+"); the job runs without them", nil)
+	}
 }
 
 // includeLine is the journal's line for what .worktreeinclude copied.
@@ -627,6 +656,7 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 		v.OutputTail = err.Error()
 		return v
 	}
+	s.ready(ctx, vc, head, false) // the same dependencies, if the worker's commit pins the same tree
 	dir := vc.Dir
 	env := workerEnv(s.o.HubBinary, append(s.ownEnv(ctx), "HUB_JOB="+j.ID, "HUB_VERIFY=1", "HUB_HOME="+s.o.Paths.Home)...)
 	argv := []string{"sh", "-c", s.params.Verify}

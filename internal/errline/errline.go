@@ -1,4 +1,6 @@
-package engine
+// Package errline finds the lines of a command's output that say why it
+// failed, so that a one-line summary or a cut output keeps them.
+package errline
 
 import (
 	"regexp"
@@ -16,22 +18,22 @@ var errorLine = regexp.MustCompile(`(?i)(^|[^a-z])(error|exception|traceback|pan
 // benign are lines that match errorLine and say nothing went wrong.
 var benign = regexp.MustCompile(`(?i)\b(0 (errors?|failed|failures))\b|^\s*ok\s|no errors`)
 
-// ErrorLine reports whether a line of a command's output looks like it
+// Is reports whether a line of a command's output looks like it
 // says why the command failed.
-func ErrorLine(line string) bool {
+func Is(line string) bool {
 	return errorLine.MatchString(line) && !benign.MatchString(line)
 }
 
-// TellingLine is the line of a failed command's output worth showing in
+// Telling is the line of a failed command's output worth showing in
 // one line: the first that looks like an error, else the last one that is
 // not blank. (Node prints its version last, after the error that matters.)
-func TellingLine(out string) string {
+func Telling(out string) string {
 	last := ""
 	for _, l := range strings.Split(out, "\n") {
 		if strings.TrimSpace(l) == "" || strings.HasPrefix(l, "[... ") {
 			continue
 		}
-		if ErrorLine(l) {
+		if Is(l) {
 			return strings.TrimSpace(l)
 		}
 		last = l
