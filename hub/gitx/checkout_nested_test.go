@@ -37,23 +37,7 @@ func TestCheckoutNestedRepos(t *testing.T) {
 	for _, private := range []bool{false, true} {
 		f := newCheckout(t, private, map[string]string{"a.txt": "a\n", ".gitignore": "*.log\n"})
 		// A submodule in the base tree, checked out by the worker.
-		modHead := f.base
-		gitT(t, f.repo, "update-index", "--add", "--cacheinfo", "160000,"+modHead+",mod")
-		gitT(t, f.repo, "commit", "-qm", "a submodule")
-		f.base = gitT(t, f.repo, "rev-parse", "HEAD")
-		if err := f.c.Remove(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		gitT(t, f.repo, "branch", "-D", "hub/j1")
-		o := CheckoutOptions{Dir: filepath.Join(f.tmp, "wt2"), Index: filepath.Join(f.tmp, "index2"), Branch: "hub/j1", Base: f.base}
-		if private {
-			o.PrivateGitDir = filepath.Join(f.tmp, "git2")
-		}
-		c, err := MakeCheckout(context.Background(), f.r, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.c = c
+		modHead := f.withSubmodule(t, private)
 		writeFile(t, filepath.Join(f.tmp, "secret"), "secret\n", 0o600)
 		f.worker(t, `git init -q sub
 echo s > sub/f; echo ignored > sub/x.log; mkdir -p sub/deeper/deepest; echo d > sub/deeper/deepest/d
@@ -151,7 +135,7 @@ echo kept > kept.txt`)
 	}
 }
 
-// sparseRepo makes the user's repository a sparse checkout in cone mode of
+// sparseCheckout makes the user's repository a sparse checkout in cone mode of
 // in/ (its files out/… are absent), and returns its fixture.
 func sparseCheckout(t *testing.T, private bool) *checkoutFixture {
 	t.Helper()
@@ -161,18 +145,8 @@ func sparseCheckout(t *testing.T, private bool) *checkoutFixture {
 	if exists(filepath.Join(repo, "out")) {
 		t.Fatal("the user's checkout is not sparse")
 	}
-	f := &checkoutFixture{tmp: tmp, mark: filepath.Join(tmp, "mark"), repo: repo, r: mustOpen(t, repo), base: gitT(t, repo, "rev-parse", "HEAD")}
-	jobDir := filepath.Join(tmp, "hub", "jobs", "j1")
-	writeFile(t, filepath.Join(jobDir, "keep"), "", 0o644)
-	o := CheckoutOptions{Dir: filepath.Join(tmp, "hub", "worktrees", "j1"), Index: filepath.Join(jobDir, "index"), Branch: "hub/j1", Base: f.base}
-	if private {
-		o.PrivateGitDir = filepath.Join(jobDir, "git")
-	}
-	c, err := MakeCheckout(context.Background(), f.r, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.c = c
+	f := &checkoutFixture{tmp: tmp, mark: filepath.Join(tmp, "mark"), repo: repo}
+	f.makeCheckout(t, private)
 	return f
 }
 
@@ -254,23 +228,7 @@ func TestCheckoutWorkerSparse(t *testing.T) {
 func TestCheckoutSubmoduleConfig(t *testing.T) {
 	for _, private := range []bool{false, true} {
 		f := newCheckout(t, private, map[string]string{"a.txt": "a\n"})
-		modBase := f.base
-		gitT(t, f.repo, "update-index", "--add", "--cacheinfo", "160000,"+modBase+",mod")
-		gitT(t, f.repo, "commit", "-qm", "a submodule")
-		f.base = gitT(t, f.repo, "rev-parse", "HEAD")
-		if err := f.c.Remove(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		gitT(t, f.repo, "branch", "-D", "hub/j1")
-		o := CheckoutOptions{Dir: filepath.Join(f.tmp, "wt2"), Index: filepath.Join(f.tmp, "index2"), Branch: "hub/j1", Base: f.base}
-		if private {
-			o.PrivateGitDir = filepath.Join(f.tmp, "git2")
-		}
-		c, err := MakeCheckout(context.Background(), f.r, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.c = c
+		f.withSubmodule(t, private)
 		// Each repository: a commit of its own, then the traps, then a
 		// tracked file whose stat no longer matches its index.
 		f.worker(t, `for d in mod lib; do
@@ -329,4 +287,29 @@ printf '[submodule "lib"]\n\tpath = lib\n\turl = ./lib\n' > .gitmodules`)
 			t.Errorf("private=%v: second commit: more.txt on the branch %v, a trap ran %v", private, ok, exists(f.mark))
 		}
 	}
+}
+
+// withSubmodule commits a submodule "mod" (a gitlink to the base) and makes
+// the fixture's checkout again from that commit, the job's branch anew.
+// It returns the submodule's commit.
+func (f *checkoutFixture) withSubmodule(t *testing.T, private bool) string {
+	t.Helper()
+	mod := f.base
+	gitT(t, f.repo, "update-index", "--add", "--cacheinfo", "160000,"+mod+",mod")
+	gitT(t, f.repo, "commit", "-qm", "a submodule")
+	f.base = gitT(t, f.repo, "rev-parse", "HEAD")
+	if err := f.c.Remove(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	gitT(t, f.repo, "branch", "-D", "hub/j1")
+	o := CheckoutOptions{Dir: filepath.Join(f.tmp, "wt2"), Index: filepath.Join(f.tmp, "index2"), Branch: "hub/j1", Base: f.base}
+	if private {
+		o.PrivateGitDir = filepath.Join(f.tmp, "git2")
+	}
+	c, err := MakeCheckout(context.Background(), f.r, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.c = c
+	return mod
 }

@@ -23,11 +23,19 @@ func newCheckout(t *testing.T, private bool, files map[string]string) *checkoutF
 	tmp := realDir(t, t.TempDir())
 	f := &checkoutFixture{tmp: tmp, mark: filepath.Join(tmp, "mark")}
 	f.repo = newRepo(t, filepath.Join(tmp, "repo"), files)
+	f.makeCheckout(t, private)
+	return f
+}
+
+// makeCheckout opens f.repo and makes job j1's checkout of its HEAD, laid
+// out as HUB_HOME lays it out (under f.tmp/hub).
+func (f *checkoutFixture) makeCheckout(t *testing.T, private bool) {
+	t.Helper()
 	f.r = mustOpen(t, f.repo)
 	f.base = gitT(t, f.repo, "rev-parse", "HEAD")
-	jobDir := filepath.Join(tmp, "hub", "jobs", "j1")
+	jobDir := filepath.Join(f.tmp, "hub", "jobs", "j1")
 	writeFile(t, filepath.Join(jobDir, "keep"), "", 0o644)
-	o := CheckoutOptions{Dir: filepath.Join(tmp, "hub", "worktrees", "j1"), Index: filepath.Join(jobDir, "index"),
+	o := CheckoutOptions{Dir: filepath.Join(f.tmp, "hub", "worktrees", "j1"), Index: filepath.Join(jobDir, "index"),
 		Branch: "hub/j1", Base: f.base}
 	if private {
 		o.PrivateGitDir = filepath.Join(jobDir, "git")
@@ -37,7 +45,6 @@ func newCheckout(t *testing.T, private bool, files map[string]string) *checkoutF
 		t.Fatal(err)
 	}
 	f.c = c
-	return f
 }
 
 // worker runs script in the checkout as a worker would: git finds its way
