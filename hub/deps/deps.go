@@ -88,9 +88,14 @@ func Ready(r *gitx.Repo, base, worktree string) ([]Outcome, error) {
 		o.Skipped = "the base has package.json but no lockfile, so no installed tree is known to be the base's"
 		return []Outcome{o}, nil
 	}
-	if why := sameAsBase(r.Top, map[string][]byte{"package.json": manifest, o.Lockfile: lock}); why != "" {
-		o.Skipped = why
-		return []Outcome{o}, nil
+	for _, f := range []struct {
+		name string
+		base []byte
+	}{{"package.json", manifest}, {o.Lockfile, lock}} {
+		if why := differs(r.Top, f.name, f.base); why != "" {
+			o.Skipped = why
+			return []Outcome{o}, nil
+		}
 	}
 	src := filepath.Join(r.Top, o.Dir)
 	if fi, err := os.Lstat(src); err != nil || !fi.IsDir() {
@@ -112,25 +117,8 @@ func Ready(r *gitx.Repo, base, worktree string) ([]Outcome, error) {
 	return []Outcome{o}, nil
 }
 
-// sameAsBase says why a file of the user's checkout is not the base's
-// ("" when each is, byte for byte).
-func sameAsBase(top string, want map[string][]byte) string {
-	for _, name := range []string{"package.json"} {
-		if why := differs(top, name, want[name]); why != "" {
-			return why
-		}
-	}
-	for name, b := range want {
-		if name == "package.json" {
-			continue
-		}
-		if why := differs(top, name, b); why != "" {
-			return why
-		}
-	}
-	return ""
-}
-
+// differs says why the user's checkout's file name is not want, the
+// base's, byte for byte ("" when it is).
 func differs(top, name string, want []byte) string {
 	b, err := readRegular(filepath.Join(top, name))
 	switch {
@@ -189,7 +177,7 @@ func copyTree(top, into, dir string) ([]string, error) {
 			return os.Chmod(dst, info.Mode().Perm()|0o200) // the worker may install more into it
 		case info.Mode().IsRegular():
 			made = append(made, filepath.ToSlash(rel))
-			return copyFile(p, dst, info.Mode().Perm())
+			return gitx.CopyNewFile(p, dst, info.Mode().Perm())
 		case info.Mode()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(p)
 			if err != nil {
@@ -219,20 +207,4 @@ func relink(top, into, p, target string) string {
 		return filepath.Join(into, rel)
 	}
 	return abs // outside the checkout: the same place, named absolutely
-}
-
-// copyFile copies src to dst (which must not exist) with mode perm.
-// ReadFrom uses copy_file_range on Linux, which clones on btrfs and XFS.
-func copyFile(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	_, cerr := out.ReadFrom(in)
-	return errors.Join(cerr, out.Close(), os.Chmod(dst, perm))
 }

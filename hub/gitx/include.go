@@ -398,16 +398,16 @@ func (c *Checkout) copyOne(top, rel string, srcDirs, dstDirs map[string]string) 
 		}
 		return ""
 	}
-	if err := copyRegular(src, dst, fi.Mode().Perm()); err != nil {
+	if err := CopyNewFile(src, dst, fi.Mode().Perm()); err != nil {
 		return "cannot copy it: " + err.Error()
 	}
 	return ""
 }
 
-// copyRegular copies the regular file src to dst, which must not exist,
+// CopyNewFile copies the regular file src to dst, which must not exist,
 // with mode perm (whatever the umask), through no symlink at either end.
 // ReadFrom uses copy_file_range on Linux, which clones on btrfs and XFS.
-func copyRegular(src, dst string, perm fs.FileMode) error {
+func CopyNewFile(src, dst string, perm fs.FileMode) error {
 	in, err := os.OpenFile(src, os.O_RDONLY|noFollow, 0)
 	if err != nil {
 		return err
