@@ -17,6 +17,7 @@ import (
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/install"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
 )
 
 // hintError is a local error with the command that fixes it, printed the
@@ -449,9 +450,8 @@ func checkHub(ctx context.Context, bin string) install.Report {
 		if paths, perr := config.Resolve(); perr == nil {
 			fix += "; its log: " + paths.DaemonLog()
 		}
-		var h interface{ Hint() string }
-		if errors.As(err, &h) && h.Hint() != "" {
-			fix = h.Hint() // the cause knows what to do about it
+		if h := rpc.HintOf(err); h != "" {
+			fix = h // the cause knows what to do about it
 		}
 		add("daemon", install.Fail, fix, "no daemon answers and none could be started: %v", err)
 		r.OK = false

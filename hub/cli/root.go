@@ -111,11 +111,8 @@ func report(ios *IO, err error) int {
 	}
 	fmt.Fprintf(ios.ErrOut, "hub: %v\n", err)
 	// An error that knows what to do about it says so.
-	var h interface{ Hint() string }
-	if errors.As(err, &h) {
-		if hint := h.Hint(); hint != "" {
-			fmt.Fprintf(ios.ErrOut, "hint: %s\n", hint)
-		}
+	if h := rpc.HintOf(err); h != "" {
+		fmt.Fprintf(ios.ErrOut, "hint: %s\n", h)
 	}
 	return code
 }

@@ -201,9 +201,8 @@ func (e *UnreachableError) Unwrap() error { return e.Err }
 
 // Hint says what to do about it, by cause.
 func (e *UnreachableError) Hint() string {
-	var h interface{ Hint() string }
-	if errors.As(e.Err, &h) {
-		return h.Hint()
+	if h := rpc.HintOf(e.Err); h != "" {
+		return h
 	}
 	switch {
 	case errors.Is(e.Err, fs.ErrNotExist), errors.Is(e.Err, syscall.ECONNREFUSED):

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -158,9 +157,8 @@ func loadSettings() (config.Settings, error) {
 		return set, nil
 	}
 	hint := "fix hub's config file " + filepath.Join(config.ConfigDir(), "config.json")
-	var h interface{ Hint() string }
-	if errors.As(err, &h) {
-		hint = h.Hint()
+	if h := rpc.HintOf(err); h != "" {
+		hint = h
 	}
 	return set, rpc.Errorf(protocol.CodeUnavailable, hint, "%v", err)
 }

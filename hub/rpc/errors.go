@@ -27,19 +27,24 @@ func MethodNotFound(method string) *jsonrpc2.Error {
 		"method %q not found", method)
 }
 
-// HintOf extracts the hint from an error that came over the wire. It returns
-// "" for nil, for errors that are not a *jsonrpc2.Error and for errors
+// HintOf extracts the hint an error carries: the data.hint of one that
+// came over the wire (a *jsonrpc2.Error), else what the first error in its
+// chain with a Hint method says. It returns "" for nil and for errors
 // without a hint.
 func HintOf(err error) string {
 	var je *jsonrpc2.Error
-	if !errors.As(err, &je) || je.Data == nil {
-		return ""
+	if errors.As(err, &je) {
+		var d protocol.ErrorData
+		if je.Data == nil || json.Unmarshal(*je.Data, &d) != nil {
+			return ""
+		}
+		return d.Hint
 	}
-	var d protocol.ErrorData
-	if json.Unmarshal(*je.Data, &d) != nil {
-		return ""
+	var h interface{ Hint() string }
+	if errors.As(err, &h) {
+		return h.Hint()
 	}
-	return d.Hint
+	return ""
 }
 
 // busyError answers a request that finds MaxConcurrent requests running and
