@@ -57,8 +57,9 @@ type Client struct {
 
 	paths config.Paths
 	o     Options
-	// noRetry leaves retries to the owner (a Session, which also
-	// resubscribes); a subscribed Client does not retry either.
+	// noRetry: a Client that subscribed does not send calls again on a
+	// new connection, where its subscription would not be (a Session
+	// sends again itself, and resubscribes).
 	noRetry bool
 }
 
@@ -73,18 +74,39 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 	if method == protocol.MethodSubscribe {
 		c.noRetry = true
 	}
-	deadline := time.Now().Add(handOver)
-	for {
-		err := c.Conn.Call(ctx, method, params, result)
-		if c.noRetry || !Again(method, err) || time.Now().After(deadline) || ctx.Err() != nil {
-			return explain(c.paths, method, err)
+	return sendAgain(ctx, c.paths, method, func() error { return c.Conn.Call(ctx, method, params, result) }, func() error {
+		if c.noRetry {
+			return errNoRetry
 		}
-		nc, cerr := Connect(ctx, c.paths, c.o)
-		if cerr != nil {
-			return cerr
+		nc, err := Connect(ctx, c.paths, c.o)
+		if err != nil {
+			return err
 		}
 		c.Conn.Close()
 		c.Conn, c.Info = nc.Conn, nc.Info
+		return nil
+	})
+}
+
+// errNoRetry is a reconnect that may not be made: sendAgain returns the
+// call's own error.
+var errNoRetry = errors.New("no retry")
+
+// sendAgain makes a call with send and, while Again says it may be sent
+// again, connects anew with reconnect and sends it again, for up to
+// handOver. The error it returns says what to do (explain).
+func sendAgain(ctx context.Context, paths config.Paths, method string, send, reconnect func() error) error {
+	deadline := time.Now().Add(handOver)
+	for {
+		err := send()
+		if !Again(method, err) || time.Now().After(deadline) || ctx.Err() != nil {
+			return explain(paths, method, err)
+		}
+		if rerr := reconnect(); errors.Is(rerr, errNoRetry) {
+			return explain(paths, method, err)
+		} else if rerr != nil {
+			return rerr
+		}
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
-	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -76,7 +75,6 @@ func (s *Session) conn(ctx context.Context) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.noRetry = true // Session sends again itself, and resubscribes
 	if s.subscribe {
 		var res protocol.SubscribeResult
 		if err := c.Call(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{Since: s.cursor}, &res); err != nil {
@@ -99,17 +97,13 @@ func (s *Session) Call(ctx context.Context, method string, params, result any) e
 	if err != nil {
 		return err
 	}
-	deadline := time.Now().Add(handOver)
-	for {
-		err = c.Call(ctx, method, params, result)
-		if !Again(method, err) || time.Now().After(deadline) || ctx.Err() != nil {
-			return explain(s.paths, method, err)
-		}
+	// The connection's own Call (c.Conn), not the Client's: the Session
+	// sends again itself, on a connection it resubscribed.
+	return sendAgain(ctx, s.paths, method, func() error { return c.Conn.Call(ctx, method, params, result) }, func() error {
 		s.drop(c)
-		if c, err = s.conn(ctx); err != nil {
-			return err
-		}
-	}
+		c, err = s.conn(ctx)
+		return err
+	})
 }
 
 // drop forgets c if it is still the current connection.
