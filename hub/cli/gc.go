@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -42,8 +43,18 @@ func printDU(ios *IO, res protocol.DUResult) {
 	}
 	row(fmt.Sprintf("%d jobs", len(res.Jobs)), "", res.JobsTotal)
 	tw.Flush()
-	ios.printf("HUB_HOME %s: %s · db %s · logs %s · jobs %s\n", res.Home, humanSize(res.HomeBytes),
-		humanSize(res.DBBytes), humanSize(res.LogsBytes), humanSize(res.JobsTotal.TotalBytes))
+	if len(res.Envs) > 0 {
+		ios.printf("\n")
+		tw = tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ENV CACHE\tTREE\tFILES\tSIZE\tLAST USED\tREPO")
+		for _, e := range res.Envs {
+			fmt.Fprintf(tw, "%s\t%s (%s, %s)\t%d\t%s\t%s ago\t%s\n", e.Key[:min(12, len(e.Key))], strings.Join(e.Dirs, ", "), e.Manager, e.Lockfile,
+				e.Files, humanSize(e.Bytes), humanAge(time.Since(e.LastUsed)), e.Repo)
+		}
+		tw.Flush()
+	}
+	ios.printf("HUB_HOME %s: %s · db %s · logs %s · jobs %s · env cache %s\n", res.Home, humanSize(res.HomeBytes),
+		humanSize(res.DBBytes), humanSize(res.LogsBytes), humanSize(res.JobsTotal.TotalBytes), humanSize(res.EnvsBytes))
 }
 
 type gcOptions struct {
@@ -139,6 +150,20 @@ func printGC(ios *IO, res protocol.GCResult) {
 			}
 			ios.printf("%s\n", line)
 		}
+	}
+	for _, it := range res.Envs {
+		action := verb(it.Action)
+		if it.Error != "" {
+			action = "FAILED"
+		}
+		line := fmt.Sprintf("env cache %-7s %9s  %s", action, humanSize(it.Bytes), it.Path)
+		switch {
+		case it.Error != "":
+			line += ": " + it.Error
+		case it.Reason != "":
+			line += ": " + it.Reason
+		}
+		ios.printf("%s\n", line)
 	}
 	age := humanAge(time.Duration(res.OlderThanS) * time.Second)
 	jobs := func(n int) string {

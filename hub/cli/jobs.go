@@ -61,6 +61,9 @@ func newStartCmd(ios *IO) *cobra.Command {
 	f.IntVar(&o.AskTimeoutS, "ask-timeout", 0, "seconds a question waits for a reply (default 600)")
 	f.IntVar(&o.StallTimeoutS, "stall-timeout", 0, "seconds of silence before a worker counts as stalled (default 600)")
 	f.StringSliceVar(&o.files, "file", nil, "file the worker should look at first (repeatable)")
+	f.StringVar(&o.Setup, "setup", "", "shell command run in the job's checkout after its dependencies, before the worker (default: .hub.json's)")
+	f.StringVar(&o.Deps, "deps", "", "auto (default: from the lockfiles), off, or a command that installs the dependencies")
+	f.IntVar(&o.SetupTimeoutS, "setup-timeout", 0, "seconds the install and the setup command may each take (default 900)")
 	return cmd
 }
 

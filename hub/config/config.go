@@ -188,6 +188,7 @@ type Settings struct {
 	MaxJobUSD      float64 `json:"max_job_usd"`      // HUB_MAX_JOB_USD, default 20
 	TimeoutS       int     `json:"timeout_s"`        // HUB_TIMEOUT_S, default 1800
 	VerifyTimeoutS int     `json:"verify_timeout_s"` // HUB_VERIFY_TIMEOUT_S, default 600
+	SetupTimeoutS  int     `json:"setup_timeout_s"`  // HUB_SETUP_TIMEOUT_S, default 900: a job's install and setup command, each
 	AskTimeoutS    int     `json:"ask_timeout_s"`    // HUB_ASK_TIMEOUT_S, default 600
 	StallTimeoutS  int     `json:"stall_timeout_s"`  // HUB_STALL_TIMEOUT_S, default 600
 	// JobRetentionDays is how long after it ended a job's worktree, branch,
@@ -198,7 +199,7 @@ type Settings struct {
 // Defaults returns the built-in settings.
 func Defaults() Settings {
 	return Settings{MaxRunning: 4, MonthlyCapUSD: 100, DefaultMaxUSD: 2, MaxJobUSD: 20,
-		TimeoutS: 1800, VerifyTimeoutS: 600, AskTimeoutS: 600, StallTimeoutS: 600, JobRetentionDays: 30}
+		TimeoutS: 1800, VerifyTimeoutS: 600, SetupTimeoutS: 900, AskTimeoutS: 600, StallTimeoutS: 600, JobRetentionDays: 30}
 }
 
 // ConfigDir returns HUB_CONFIG_DIR, else $XDG_CONFIG_HOME/hub, else ~/.config/hub.

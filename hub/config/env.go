@@ -37,6 +37,7 @@ var settings = []setting{
 	{"max_job_usd", "HUB_MAX_JOB_USD", "", 0, func(s *Settings) any { return &s.MaxJobUSD }},
 	{"timeout_s", "HUB_TIMEOUT_S", " second", 1, func(s *Settings) any { return &s.TimeoutS }},
 	{"verify_timeout_s", "HUB_VERIFY_TIMEOUT_S", " second", 1, func(s *Settings) any { return &s.VerifyTimeoutS }},
+	{"setup_timeout_s", "HUB_SETUP_TIMEOUT_S", " second", 1, func(s *Settings) any { return &s.SetupTimeoutS }},
 	{"ask_timeout_s", "HUB_ASK_TIMEOUT_S", " second", 1, func(s *Settings) any { return &s.AskTimeoutS }},
 	{"stall_timeout_s", "HUB_STALL_TIMEOUT_S", " second", 1, func(s *Settings) any { return &s.StallTimeoutS }},
 	{"job_retention_days", "HUB_JOB_RETENTION_DAYS", " day", 1, func(s *Settings) any { return &s.JobRetentionDays }},

@@ -12,3 +12,13 @@ func (p Paths) PortsDir() string { return filepath.Join(p.Home, "ports") }
 // JobTmp is the TMPDIR of a job's worker and verify at isolation worktree
 // (a sandbox gives them a /tmp of their own instead).
 func (p Paths) JobTmp(id string) string { return filepath.Join(p.JobDir(id), "tmp") }
+
+// EnvsDir is hub's environment cache: installed dependency trees, one
+// folder per key (see hub/deps).
+func (p Paths) EnvsDir() string { return filepath.Join(p.Home, "envs") }
+
+// SetupLog is the output of job id's setup: its installs and setup command.
+func (p Paths) SetupLog(id string) string { return filepath.Join(p.JobDir(id), "setup.log") }
+
+// SetupHome is the private HOME of a sandboxed job's setup.
+func (p Paths) SetupHome(id string) string { return filepath.Join(p.JobDir(id), "setup-home") }

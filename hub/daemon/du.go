@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hub-agents/hub/hub/deps"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -38,6 +39,16 @@ func (s *Server) du(ctx context.Context, _ protocol.DUParams) (*protocol.DUResul
 	for _, f := range []string{p.DB(), p.DB() + "-wal", p.DB() + "-shm"} {
 		res.DBBytes += diskUse(ctx, f)
 	}
+	ents, _, err := deps.Cache{Dir: p.EnvsDir()}.List()
+	if err != nil {
+		return nil, internal(err)
+	}
+	res.Envs = make([]protocol.DUEnv, 0, len(ents))
+	for _, e := range ents {
+		res.Envs = append(res.Envs, protocol.DUEnv{Key: e.Key, Manager: e.Manager, Lockfile: e.Lockfile, Repo: e.Repo, Dirs: e.Dirs,
+			Files: e.Files, Bytes: e.Bytes, LastUsed: e.LastUsed.UTC()})
+	}
+	res.EnvsBytes = diskUse(ctx, p.EnvsDir())
 	res.LogsBytes = diskUse(ctx, p.LogsDir())
 	res.HomeBytes = diskUse(ctx, p.Home)
 	if err := ctx.Err(); err != nil {

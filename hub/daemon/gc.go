@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hub-agents/hub/hub/deps"
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
@@ -105,7 +106,60 @@ func (s *Server) collect(ctx context.Context, p protocol.GCParams, olderThan tim
 	if touched {
 		s.poke()
 	}
+	res.Envs = s.collectEnvs(p, cutoff, now)
+	for _, it := range res.Envs {
+		switch {
+		case it.Error != "":
+			res.Failed++
+		case it.Action == protocol.GCRemove:
+			res.FreedBytes += it.Bytes
+		}
+	}
 	return res, nil
+}
+
+// scratchAge is how old a folder an install left in the cache must be
+// before gc takes it for abandoned (a live install writes to its own).
+const scratchAge = time.Hour
+
+// collectEnvs removes (with apply) the cache entries no job used since
+// cutoff, and the folders interrupted installs left. An entry a job copies
+// from at this moment is a whole tree until the rename of its removal:
+// deps.Cache removes by renaming it aside first.
+func (s *Server) collectEnvs(p protocol.GCParams, cutoff, now time.Time) []protocol.GCItem {
+	c := deps.Cache{Dir: s.o.Paths.EnvsDir()}
+	ents, scratch, err := c.List()
+	if err != nil {
+		return []protocol.GCItem{{Kind: protocol.GCEnv, Path: c.Dir, Action: protocol.GCKeep, Error: err.Error()}}
+	}
+	var items []protocol.GCItem
+	for _, e := range ents {
+		it := protocol.GCItem{Kind: protocol.GCEnv, Path: e.Path, Bytes: e.Bytes, Action: protocol.GCRemove,
+			Reason: fmt.Sprintf("%s (%s) not used for %s", strings.Join(e.Dirs, ", "), e.Manager, gcAgo(now.Sub(e.LastUsed)))}
+		if e.LastUsed.After(cutoff) {
+			continue // in use: not worth a line
+		}
+		if p.Apply {
+			if err := c.Drop(e.Key); err != nil {
+				it.Error = err.Error()
+			}
+		}
+		items = append(items, it)
+	}
+	for _, sc := range scratch {
+		if sc.Age < scratchAge {
+			continue
+		}
+		it := protocol.GCItem{Kind: protocol.GCEnv, Path: sc.Path, Bytes: sc.Bytes, Action: protocol.GCRemove,
+			Reason: "left by an install that did not finish"}
+		if p.Apply {
+			if err := c.RemoveScratch(sc); err != nil {
+				it.Error = err.Error()
+			}
+		}
+		items = append(items, it)
+	}
+	return items
 }
 
 // mustKeep says why job j is kept whole ("" when gc may look at what it left):

@@ -1,210 +1,346 @@
-// Package deps makes a job's worktree ready to build and test without
-// configuration: it recognises a project's dependency manager by the
-// lockfile at the job's base commit and puts the installed tree that
-// lockfile describes into the worktree before the worker starts. Today its
-// one source is the user's own checkout, when its lockfile and manifest are
-// the base's byte for byte (npm, pnpm, yarn and bun keep the tree in
-// node_modules).
+// Package deps makes a job's checkout ready to build and test without
+// configuration: it recognises a project's dependency managers by the
+// manifests and lockfiles at the checkout's commit (npm, pnpm, yarn, bun,
+// Go, Python, Cargo) and puts in the dependency tree those files describe
+// before the worker starts — from hub's environment cache when it has the
+// tree, else from the user's own checkout when its lockfile is the
+// commit's, else by installing from the lockfile (and then keeping the
+// tree in the cache for the next job). A repository can say more in a
+// committed .hub.json: a dependencies command of its own, or none, and a
+// setup command run in every checkout after them.
 //
-// It must never put in a tree the base does not pin (a lockfile that
-// differs describes another tree), write into the user's checkout, or
-// leave a link through which a write in the worktree reaches the user's
-// files: files are copied, never hard-linked, and a symlink that points
-// into the user's checkout is pointed at the worktree's copy instead.
+// It must never put in a tree the commit does not pin (a lockfile that
+// differs describes another tree), write into the user's checkout or into
+// a cache entry through a job's checkout (files are copied, never
+// hard-linked; a symlink that points into the source is pointed at the
+// copy), or leave a half-made cache entry: an entry appears whole, by one
+// rename, or not at all.
 package deps
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/internal/strictjson"
 )
 
-// node is how a Node project is recognised: its lockfiles, each naming its
-// manager, in the order they are looked for.
-var nodeLocks = []struct{ file, manager string }{
-	{"package-lock.json", "npm"}, {"npm-shrinkwrap.json", "npm"}, {"pnpm-lock.yaml", "pnpm"},
-	{"yarn.lock", "yarn"}, {"bun.lock", "bun"}, {"bun.lockb", "bun"},
-}
+// RepoFile is the committed file at the top of a repository that sets how
+// its jobs' environments are made, read at the job's base commit.
+const RepoFile = ".hub.json"
+
+// The values of Settings.Deps that are not a command.
+const (
+	DepsAuto = "auto" // recognise the managers by their lockfiles (the default)
+	DepsOff  = "off"  // install nothing: the setup command, if any, does it all
+)
 
 // maxManifest bounds the manifests and lockfiles read (a lockfile of a
 // large monorepo runs to a few MiB).
 const maxManifest = 64 << 20
 
-// Outcome is what Ready did for one dependency tree.
-type Outcome struct {
-	Manager  string // npm, pnpm, yarn, bun
-	Lockfile string // the lockfile that pins the tree, at the base
-	Dir      string // the tree, from the top: node_modules
-	// Source is where the tree came from ("your checkout"); empty when
-	// nothing was put in, and then Skipped says why.
-	Source  string
-	Skipped string
-	Files   int           // files and links copied
-	Paths   []string      // what was put in, from the top (for Commit to leave out)
-	Took    time.Duration // copying
+// Settings say how a checkout's environment is made. The job's own
+// fields win over the repository's RepoFile, field by field.
+type Settings struct {
+	// Deps is "auto" (or empty), "off", or a shell command that installs
+	// the dependencies in place of what hub would run; its output (what it
+	// leaves in the checkout that git does not track) is cached like an
+	// installed tree, keyed by the manifests and lockfiles and the command.
+	Deps string `json:"deps,omitempty"`
+	// Setup is a shell command run in every checkout (the worker's and
+	// verify's) after the dependencies are in: code generation, a local
+	// config from its template. It is not cached: it may read any file.
+	Setup string `json:"setup,omitempty"`
 }
 
-// Line is the journal's sentence for it.
-func (o Outcome) Line() string {
-	if o.Source == "" {
-		return fmt.Sprintf("dependencies: %s (%s, %s) not made ready: %s", o.Dir, o.Manager, o.Lockfile, o.Skipped)
+// Check refuses settings hub cannot use, saying which field and why.
+func (s Settings) Check() (field string, err error) {
+	switch {
+	case strings.ContainsRune(s.Deps, 0):
+		return "deps", errors.New("deps contains a NUL byte")
+	case strings.ContainsRune(s.Setup, 0):
+		return "setup", errors.New("setup contains a NUL byte")
+	case strings.TrimSpace(s.Deps) != s.Deps && strings.TrimSpace(s.Deps) == "":
+		return "deps", errors.New(`deps is blank: use "auto", "off" or a command`)
 	}
-	return fmt.Sprintf("dependencies: %s (%s, %s) copied from %s, whose %s is the base's: %d files in %s",
-		o.Dir, o.Manager, o.Lockfile, o.Source, o.Lockfile, o.Files, o.Took.Round(time.Millisecond))
+	return "", nil
 }
 
-// Ready puts the dependency trees the base commit pins into worktree, a
-// checkout of base. It returns nothing for a project it does not
-// recognise; an error only when copying failed partway (what was copied
-// is then left for the caller to remove with the worktree).
-func Ready(r *gitx.Repo, base, worktree string) ([]Outcome, error) {
-	read := func(path string) ([]byte, bool, error) {
-		b, _, ok, err := gitx.ReadFile(r, base, path, maxManifest)
-		return b, ok, err
+// Over is s with what job sets put over it.
+func (s Settings) Over(job Settings) Settings {
+	if job.Deps != "" {
+		s.Deps = job.Deps
 	}
-	manifest, ok, err := read("package.json")
+	if job.Setup != "" {
+		s.Setup = job.Setup
+	}
+	return s
+}
+
+// ReadSettings reads RepoFile at commit rev: zero Settings when there is
+// none, an error naming the file and the fix when it cannot be used.
+func ReadSettings(r *gitx.Repo, rev string) (Settings, error) {
+	var s Settings
+	b, _, ok, err := gitx.ReadFile(r, rev, RepoFile, 1<<20)
 	if err != nil || !ok {
+		return s, err
+	}
+	if err := strictjson.Decode(b, &s); err != nil {
+		return s, fmt.Errorf("%s at %s: %w (its keys are deps and setup)", RepoFile, short(rev), err)
+	}
+	if field, err := s.Check(); err != nil {
+		return s, fmt.Errorf("%s at %s: %s: %w", RepoFile, short(rev), field, err)
+	}
+	return s, nil
+}
+
+func short(sha string) string { return sha[:min(len(sha), 10)] }
+
+// Tree is one dependency tree a commit pins: who installs it, from what,
+// and where it lives.
+type Tree struct {
+	Manager  string // npm, pnpm, yarn, bun, go, pip, uv, cargo; "custom" for the repository's own deps command
+	Lockfile string // the file that pins it ("package.json" for npm with no lockfile)
+	Install  string // the shell command that installs it in a checkout
+	Tool     string // the program the install needs on PATH
+	// Dirs are what the install leaves in the checkout (node_modules,
+	// .venv); none for managers that fill a cache shared by every checkout
+	// (Go's module cache, Cargo's registry). A custom command's are found
+	// after it ran.
+	Dirs []string
+	// Relocate: the tree names its own absolute path (a Python venv), so a
+	// copy has that path rewritten to its new place.
+	Relocate bool
+	// Packages is how many packages the lockfile pins, when hub can count
+	// them (0: unknown); for progress.
+	Packages int
+
+	files []keyFile // what the cache key is made of, besides the command and the platform
+}
+
+type keyFile struct {
+	name string
+	data []byte
+}
+
+// Detect lists the dependency trees commit rev of r pins, by its top-level
+// manifests and lockfiles, as s says (off: none; a command: that command
+// alone). It reads in-process and runs nothing.
+func Detect(r *gitx.Repo, rev string, s Settings) ([]Tree, error) {
+	if s.Deps == DepsOff {
+		return nil, nil
+	}
+	top, err := gitx.TopFiles(r, rev)
+	if err != nil {
 		return nil, err
 	}
-	o := Outcome{Dir: "node_modules"}
-	var lock []byte
-	for _, l := range nodeLocks {
-		if b, ok, err := read(l.file); err != nil {
+	read := func(name string) ([]byte, error) {
+		b, _, _, err := gitx.ReadFile(r, rev, name, maxManifest)
+		return b, err
+	}
+	// Every manifest and lockfile present, in a fixed order: what a
+	// custom command is keyed by, and what each manager reads.
+	var names []string
+	for n := range top {
+		if knownManifest(n) {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	files := map[string][]byte{}
+	for _, n := range names {
+		b, err := read(n)
+		if err != nil {
 			return nil, err
-		} else if ok {
-			o.Manager, o.Lockfile, lock = l.manager, l.file, b
-			break
 		}
+		files[n] = b
 	}
-	if o.Lockfile == "" {
-		o.Manager, o.Lockfile = "npm", "no lockfile"
-		o.Skipped = "the base has package.json but no lockfile, so no installed tree is known to be the base's"
-		return []Outcome{o}, nil
-	}
-	for _, f := range []struct {
-		name string
-		base []byte
-	}{{"package.json", manifest}, {o.Lockfile, lock}} {
-		if why := differs(r.Top, f.name, f.base); why != "" {
-			o.Skipped = why
-			return []Outcome{o}, nil
+	pick := func(ns ...string) []keyFile {
+		var out []keyFile
+		for _, n := range ns {
+			if b, ok := files[n]; ok {
+				out = append(out, keyFile{n, b})
+			}
 		}
+		return out
 	}
-	src := filepath.Join(r.Top, o.Dir)
-	if fi, err := os.Lstat(src); err != nil || !fi.IsDir() {
-		o.Skipped = "your checkout has no node_modules folder (install there once, and every job gets a copy)"
-		return []Outcome{o}, nil
+
+	if s.Deps != "" && s.Deps != DepsAuto {
+		t := Tree{Manager: "custom", Lockfile: RepoFile, Install: s.Deps, Tool: "sh"}
+		for _, n := range names {
+			t.files = append(t.files, keyFile{n, files[n]})
+		}
+		return []Tree{t}, nil
 	}
-	dst := filepath.Join(worktree, o.Dir)
-	if _, err := os.Lstat(dst); err == nil || !errors.Is(err, fs.ErrNotExist) {
-		o.Skipped = "the worktree has a node_modules already"
-		return []Outcome{o}, nil
+
+	var trees []Tree
+	if _, ok := files["package.json"]; ok {
+		trees = append(trees, nodeTree(files, pick))
 	}
-	t0 := time.Now()
-	paths, err := copyTree(r.Top, worktree, o.Dir)
-	o.Took, o.Files, o.Paths = time.Since(t0), len(paths), paths
-	if err != nil {
-		return []Outcome{o}, fmt.Errorf("copy %s from %s: %w", o.Dir, r.Top, err)
+	if _, ok := files["go.mod"]; ok {
+		trees = append(trees, Tree{Manager: "go", Lockfile: lockOr(files, "go.sum", "go.mod"), Install: "go mod download", Tool: "go",
+			files: pick("go.mod", "go.sum"), Packages: countGoSum(files["go.sum"])})
 	}
-	o.Source = "your checkout"
-	return []Outcome{o}, nil
+	if t, ok := pythonTree(files, names, pick); ok {
+		trees = append(trees, t)
+	}
+	if _, ok := files["Cargo.toml"]; ok {
+		t := Tree{Manager: "cargo", Lockfile: lockOr(files, "Cargo.lock", "Cargo.toml"), Install: "cargo fetch", Tool: "cargo",
+			files: pick("Cargo.toml", "Cargo.lock")}
+		if _, ok := files["Cargo.lock"]; ok {
+			t.Install = "cargo fetch --locked"
+		}
+		trees = append(trees, t)
+	}
+	return trees, nil
 }
 
-// differs says why the user's checkout's file name is not want, the
-// base's, byte for byte ("" when it is).
-func differs(top, name string, want []byte) string {
-	b, err := readRegular(filepath.Join(top, name))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return name + " is not in your checkout"
-	case err != nil:
-		return "cannot read " + name + " in your checkout: " + err.Error()
-	case !bytes.Equal(b, want):
-		return name + " in your checkout differs from the base's, so its node_modules is not the base's (a job installs nothing itself yet)"
+// knownManifest says whether a top-level file is one a manager reads.
+func knownManifest(n string) bool {
+	switch n {
+	case "package.json", "package-lock.json", "npm-shrinkwrap.json", "pnpm-lock.yaml", "yarn.lock", "bun.lock", "bun.lockb",
+		".npmrc", ".yarnrc", ".yarnrc.yml", "pnpm-workspace.yaml",
+		"go.mod", "go.sum", "go.work", "go.work.sum",
+		"uv.lock", "pyproject.toml", "setup.py", "setup.cfg", "poetry.lock",
+		"Cargo.toml", "Cargo.lock", RepoFile:
+		return true
 	}
-	return ""
+	return strings.HasPrefix(n, "requirements") && strings.HasSuffix(n, ".txt")
 }
 
-// readRegular reads a regular file (not through a symlink), up to maxManifest.
-func readRegular(p string) ([]byte, error) {
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return nil, err
+func lockOr(files map[string][]byte, lock, manifest string) string {
+	if _, ok := files[lock]; ok {
+		return lock
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", p)
-	}
-	if fi.Size() > maxManifest {
-		return nil, fmt.Errorf("%s is over %d MiB", p, maxManifest>>20)
-	}
-	return os.ReadFile(p)
+	return manifest
 }
 
-// copyTree copies top/dir to into/dir as it is: folders with their modes,
-// regular files copied (never linked), symlinks recreated. A symlink that
-// resolves inside top points at the same place inside into (relative links
-// stay as they are; absolute ones are rewritten); one that resolves
-// outside top keeps pointing there, absolutely. Other kinds of file are
-// left out. It returns the slash-separated paths it made, files and links.
-func copyTree(top, into, dir string) ([]string, error) {
-	var made []string
-	root := filepath.Join(top, dir)
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+// nodeLocks are the Node lockfiles, each with its manager and the command
+// that installs exactly what it pins, in the order they are looked for.
+var nodeLocks = []struct{ file, manager, install string }{
+	{"package-lock.json", "npm", "npm ci --prefer-offline --no-audit --no-fund"},
+	{"npm-shrinkwrap.json", "npm", "npm ci --prefer-offline --no-audit --no-fund"},
+	{"pnpm-lock.yaml", "pnpm", "pnpm install --frozen-lockfile"},
+	{"yarn.lock", "yarn", "yarn install --frozen-lockfile"},
+	{"bun.lock", "bun", "bun install --frozen-lockfile"},
+	{"bun.lockb", "bun", "bun install --frozen-lockfile"},
+}
+
+func nodeTree(files map[string][]byte, pick func(...string) []keyFile) Tree {
+	for _, l := range nodeLocks {
+		lock, ok := files[l.file]
+		if !ok {
+			continue
 		}
-		rel, err := filepath.Rel(top, p)
-		if err != nil {
-			return err
-		}
-		dst := filepath.Join(into, rel)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
+		t := Tree{Manager: l.manager, Lockfile: l.file, Install: l.install, Tool: l.manager, Dirs: []string{"node_modules"},
+			files: pick("package.json", l.file, ".npmrc", ".yarnrc", ".yarnrc.yml", "pnpm-workspace.yaml")}
 		switch {
-		case d.IsDir():
-			if err := os.Mkdir(dst, 0o700); err != nil {
-				return err
-			}
-			return os.Chmod(dst, info.Mode().Perm()|0o200) // the worker may install more into it
-		case info.Mode().IsRegular():
-			made = append(made, filepath.ToSlash(rel))
-			return gitx.CopyNewFile(p, dst, info.Mode().Perm())
-		case info.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			made = append(made, filepath.ToSlash(rel))
-			return os.Symlink(relink(top, into, p, target), dst)
+		case l.manager == "npm":
+			t.Packages = countNpmLock(lock)
+		case l.manager == "yarn" && (bytes.Contains(lock, []byte("__metadata:")) || files[".yarnrc.yml"] != nil):
+			t.Install = "yarn install --immutable" // Yarn 2 and later
 		}
-		return nil // a socket, a device, a fifo: nothing a build reads
-	})
-	return made, err
+		return t
+	}
+	// package.json alone: npm resolves the ranges now, and writes no
+	// lockfile into the checkout (which hub would then have to keep out).
+	return Tree{Manager: "npm", Lockfile: "package.json", Install: "npm install --no-package-lock --no-audit --no-fund", Tool: "npm",
+		Dirs: []string{"node_modules"}, files: pick("package.json", ".npmrc")}
 }
 
-// relink is the target a copy of the symlink at p (in top) pointing at
-// target gets in into.
-func relink(top, into, p, target string) string {
-	abs := target
-	if !filepath.IsAbs(target) {
-		abs = filepath.Join(filepath.Dir(p), target)
+func pythonTree(files map[string][]byte, names []string, pick func(...string) []keyFile) (Tree, bool) {
+	venv := func(install string) string {
+		return "python3 -m venv .venv && .venv/bin/python -m pip install --disable-pip-version-check --no-input " + install
 	}
-	rel, err := filepath.Rel(top, abs)
-	inside := err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-	switch {
-	case inside && !filepath.IsAbs(target):
-		return target // resolves to the same place inside into
-	case inside:
-		return filepath.Join(into, rel)
+	if _, ok := files["uv.lock"]; ok {
+		return Tree{Manager: "uv", Lockfile: "uv.lock", Install: "uv sync --frozen", Tool: "uv", Dirs: []string{".venv"}, Relocate: true,
+			files: pick("pyproject.toml", "uv.lock")}, true
 	}
-	return abs // outside the checkout: the same place, named absolutely
+	var reqs []string
+	for _, n := range names {
+		if strings.HasPrefix(n, "requirements") && strings.HasSuffix(n, ".txt") {
+			reqs = append(reqs, n)
+		}
+	}
+	if len(reqs) > 0 {
+		args := make([]string, 0, 2*len(reqs))
+		for _, r := range reqs {
+			args = append(args, "-r", r)
+		}
+		return Tree{Manager: "pip", Lockfile: strings.Join(reqs, ", "), Install: venv(strings.Join(args, " ")), Tool: "python3",
+			Dirs: []string{".venv"}, Relocate: true, files: pick(reqs...)}, true
+	}
+	if _, ok := files["pyproject.toml"]; ok {
+		return Tree{Manager: "pip", Lockfile: "pyproject.toml", Install: venv("-e ."), Tool: "python3", Dirs: []string{".venv"},
+			Relocate: true, files: pick("pyproject.toml", "setup.py", "setup.cfg")}, true
+	}
+	return Tree{}, false
+}
+
+// countNpmLock counts the packages a package-lock.json pins (lockfile
+// version 2 and 3: its "packages" other than the root), 0 when it cannot.
+func countNpmLock(b []byte) int {
+	var l struct {
+		Packages map[string]struct{} `json:"packages"`
+	}
+	if err := jsonUnmarshal(b, &l); err != nil {
+		return 0
+	}
+	n := 0
+	for k := range l.Packages {
+		if strings.Contains(k, "node_modules/") {
+			n++
+		}
+	}
+	return n
+}
+
+// countGoSum counts the module versions go.sum names (its /go.mod lines
+// aside).
+func countGoSum(b []byte) int {
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 3 && !strings.HasSuffix(f[1], "/go.mod") {
+			n++
+		}
+	}
+	return n
+}
+
+// keyVersion changes when what a cache entry holds changes shape.
+const keyVersion = "hub-env-1"
+
+// Key is the cache key of t made ready with toolVersion: the manifests and
+// lockfiles, the command, the platform and the toolchain.
+func (t Tree) Key(toolVersion string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s/%s\x00%s\x00", keyVersion, t.Manager, t.Install, runtime.GOOS, runtime.GOARCH, toolVersion)
+	for _, f := range t.files {
+		fmt.Fprintf(h, "%s\x00%d\x00", f.name, len(f.data))
+		h.Write(f.data)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// What is how the tree reads in a line: "npm ci (621 packages)".
+func (t Tree) What() string {
+	if t.Packages > 0 {
+		return fmt.Sprintf("%s (%s packages)", t.Install, thousands(t.Packages))
+	}
+	return t.Install
+}
+
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }

@@ -1,11 +1,14 @@
 package deps
 
 import (
+	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hub-agents/hub/hub/gitx"
 )
@@ -72,24 +75,67 @@ func worktree(t *testing.T, top, base string) string {
 	return wt
 }
 
-// TestReadyFromCheckout: a checkout whose lockfile and manifest are the
-// base's gives each job a copy of its node_modules — files copied with
-// their modes, links that stay inside pointing inside the worktree, none
-// through which a write reaches the user's checkout.
-func TestReadyFromCheckout(t *testing.T) {
-	top, base, outside := project(t)
+// env is an Env for checkout dir of rev with a cache in a temp folder,
+// whose steps run in dir with sh, recording each command.
+func env(t *testing.T, r *gitx.Repo, rev, dir, cache string) (Env, *[]string) {
+	var ran []string
+	e := Env{Repo: r, Rev: rev, Dir: dir, Cache: Cache{Dir: cache},
+		Run: func(ctx context.Context, command string) Step {
+			ran = append(ran, command)
+			cmd := exec.CommandContext(ctx, "sh", "-c", command)
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "npm_config_cache="+filepath.Join(cache, "..", "npm-cache"), "npm_config_offline=true")
+			t0 := time.Now()
+			out, err := cmd.CombinedOutput()
+			st := Step{Output: string(out), Took: time.Since(t0)}
+			var ee *exec.ExitError
+			switch {
+			case errors.As(err, &ee):
+				st.ExitCode = ee.ExitCode()
+			case err != nil:
+				st.ExitCode, st.Err = -1, err
+			}
+			return st
+		},
+		Version: func(ctx context.Context, tool string) string {
+			if _, err := exec.LookPath(tool); err != nil {
+				return ""
+			}
+			return tool + " (test)"
+		},
+		Progress: func(string) {}}
+	return e, &ran
+}
+
+func open(t *testing.T, top string) *gitx.Repo {
+	t.Helper()
 	r, err := gitx.Open(top)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r
+}
+
+// TestFromCheckout: a checkout whose lockfile and manifest are the base's
+// gives each job a copy of its node_modules — files copied with their
+// modes, links that stay inside pointing inside the worktree, none through
+// which a write reaches the user's checkout — and installs nothing.
+func TestFromCheckout(t *testing.T) {
+	top, base, outside := project(t)
+	r := open(t, top)
 	wt := worktree(t, r.Top, base)
-	outs, err := Ready(r, base, wt)
+	trees, err := Detect(r, base, Settings{})
+	if err != nil || len(trees) != 1 || trees[0].Manager != "npm" || trees[0].Lockfile != "package-lock.json" {
+		t.Fatalf("Detect = %+v, %v", trees, err)
+	}
+	e, ran := env(t, r, base, wt, filepath.Join(t.TempDir(), "envs"))
+	outs, err := Make(context.Background(), e, trees)
 	if err != nil || len(outs) != 1 {
-		t.Fatalf("Ready = %+v, %v", outs, err)
+		t.Fatalf("Make = %+v, %v", outs, err)
 	}
 	o := outs[0]
-	if o.Source != "your checkout" || o.Manager != "npm" || o.Lockfile != "package-lock.json" || o.Files != 6 {
-		t.Fatalf("outcome %+v", o)
+	if o.Source != SourceCheckout || o.Files != 6 || len(*ran) != 0 {
+		t.Fatalf("outcome %+v, ran %q", o, *ran)
 	}
 	if !strings.Contains(o.Line(), "node_modules (npm, package-lock.json) copied from your checkout") {
 		t.Errorf("line %q", o.Line())
@@ -124,57 +170,226 @@ func TestReadyFromCheckout(t *testing.T) {
 	}
 }
 
-// TestReadyRefuses: nothing is copied, with why, when the checkout's tree
-// may not be the base's, or there is nothing to copy; a project that is
-// not Node's gets no outcome.
-func TestReadyRefuses(t *testing.T) {
-	for name, tc := range map[string]struct {
-		change func(t *testing.T, top, wt string)
-		why    string
-	}{
-		"lockfile changed": {func(t *testing.T, top, wt string) {
-			write(t, filepath.Join(top, "package-lock.json"), `{"lockfileVersion":3,"x":1}`, 0o644)
-		}, "package-lock.json in your checkout differs from the base's"},
-		"manifest changed": {func(t *testing.T, top, wt string) {
-			write(t, filepath.Join(top, "package.json"), `{"name":"p"}`, 0o644)
-		}, "package.json in your checkout differs"},
-		"not installed": {func(t *testing.T, top, wt string) {
-			os.RemoveAll(filepath.Join(top, "node_modules"))
-		}, "your checkout has no node_modules folder"},
-		"already there": {func(t *testing.T, top, wt string) {
-			os.MkdirAll(filepath.Join(wt, "node_modules"), 0o755)
-		}, "the worktree has a node_modules already"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			top, base, _ := project(t)
-			r, err := gitx.Open(top)
-			if err != nil {
-				t.Fatal(err)
-			}
-			wt := worktree(t, r.Top, base)
-			tc.change(t, top, wt)
-			outs, err := Ready(r, base, wt)
-			if err != nil || len(outs) != 1 || outs[0].Source != "" || !strings.Contains(outs[0].Skipped, tc.why) {
-				t.Fatalf("Ready = %+v, %v; want skipped with %q", outs, err, tc.why)
-			}
-			if name != "already there" {
-				if _, err := os.Lstat(filepath.Join(wt, "node_modules")); err == nil {
-					t.Error("node_modules was put in anyway")
-				}
-			}
-		})
+// nodeProject is a user's checkout of a Node project whose one dependency
+// is a tarball in the repository, so npm installs it with no network; its
+// lockfile made by npm itself. Nothing is installed in the checkout.
+func nodeProject(t *testing.T) (top, base string) {
+	top = filepath.Join(t.TempDir(), "repo")
+	dep := filepath.Join(t.TempDir(), "dep")
+	write(t, filepath.Join(dep, "package.json"), `{"name":"dep","version":"1.0.0","bin":{"dep":"cli.js"}}`, 0o644)
+	write(t, filepath.Join(dep, "index.js"), "module.exports = 42\n", 0o644)
+	write(t, filepath.Join(dep, "cli.js"), "#!/usr/bin/env node\nconsole.log(require('./index.js'))\n", 0o755)
+	if err := os.MkdirAll(top, 0o755); err != nil {
+		t.Fatal(err)
 	}
-	// Not a Node project: nothing said.
-	top := filepath.Join(t.TempDir(), "go")
-	write(t, filepath.Join(top, "go.mod"), "module x\n", 0o644)
+	npm(t, dep, "pack", "--pack-destination", top)
+	write(t, filepath.Join(top, "package.json"), `{"name":"p","version":"1.0.0","dependencies":{"dep":"file:dep-1.0.0.tgz"}}`, 0o644)
+	write(t, filepath.Join(top, ".gitignore"), "node_modules/\n", 0o644)
+	npm(t, top, "install", "--package-lock-only")
 	git(t, top, "init", "-q", "-b", "main")
 	git(t, top, "add", "-A")
-	git(t, top, "commit", "-qm", "go")
-	r, err := gitx.Open(top)
+	git(t, top, "commit", "-qm", "initial")
+	return top, git(t, top, "rev-parse", "HEAD")
+}
+
+func npm(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("npm", append(args, "--no-audit", "--no-fund", "--loglevel=error")...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "npm_config_cache="+t.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm %v: %v\n%s", args, err, out)
+	}
+}
+
+// TestInstallThenCache: the first checkout of a lockfile gets an install
+// (npm ci) and the tree goes into the cache whole; the next checkout of the
+// same lockfile gets a copy from the cache and installs nothing; a changed
+// lockfile is another entry, never the stale tree.
+func TestInstallThenCache(t *testing.T) {
+	top, base := nodeProject(t)
+	r := open(t, top)
+	cache := filepath.Join(t.TempDir(), "envs")
+	trees, err := Detect(r, base, Settings{})
+	if err != nil || len(trees) != 1 || !strings.HasPrefix(trees[0].Install, "npm ci") || trees[0].Packages != 1 {
+		t.Fatalf("Detect = %+v, %v", trees, err)
+	}
+	if w := trees[0].What(); w != "npm ci --prefer-offline --no-audit --no-fund (1 packages)" {
+		t.Errorf("What = %q", w)
+	}
+
+	wt1 := worktree(t, top, base)
+	e, ran := env(t, r, base, wt1, cache)
+	outs, err := Make(context.Background(), e, trees)
+	if err != nil || outs[0].Source != SourceInstalled || outs[0].Cached != "" || len(*ran) != 1 {
+		t.Fatalf("first: %+v, %v, ran %q", outs, err, *ran)
+	}
+	key := outs[0].Key
+	if b, err := exec.Command(filepath.Join(wt1, "node_modules/.bin/dep")).Output(); err != nil || string(b) != "42\n" {
+		t.Fatalf("the installed bin: %q, %v", b, err)
+	}
+	if !strings.Contains(outs[0].Line(), "kept in hub's cache (entry "+key[:12]+")") {
+		t.Errorf("line %q", outs[0].Line())
+	}
+	ents, scratch, err := (Cache{cache}).List()
+	if err != nil || len(ents) != 1 || len(scratch) != 0 || ents[0].Key != key || ents[0].Manager != "npm" || ents[0].Files != len(outs[0].Paths) {
+		t.Fatalf("cache after the first: %+v, %+v, %v", ents, scratch, err)
+	}
+
+	wt2 := worktree(t, top, base)
+	e, ran = env(t, r, base, wt2, cache)
+	outs, err = Make(context.Background(), e, trees)
+	if err != nil || outs[0].Source != SourceCache || len(*ran) != 0 || outs[0].Key != key {
+		t.Fatalf("second: %+v, %v, ran %q", outs, err, *ran)
+	}
+	if b, err := exec.Command(filepath.Join(wt2, "node_modules/.bin/dep")).Output(); err != nil || string(b) != "42\n" {
+		t.Fatalf("the cached bin: %q, %v", b, err)
+	}
+	// The copy is the worktree's own: a write to it reaches no cache entry.
+	if err := os.WriteFile(filepath.Join(wt2, "node_modules/dep/index.js"), []byte("module.exports = 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ents[0].Path, "tree/node_modules/dep/index.js")); string(b) != "module.exports = 42\n" {
+		t.Errorf("a write in the worktree reached the cache: %q", b)
+	}
+
+	// A new lockfile at a later commit: a new key, installed anew.
+	write(t, filepath.Join(top, "package.json"), `{"name":"p","version":"1.0.1","dependencies":{"dep":"file:dep-1.0.0.tgz"}}`, 0o644)
+	npm(t, top, "install", "--package-lock-only")
+	git(t, top, "commit", "-qam", "bump")
+	head := git(t, top, "rev-parse", "HEAD")
+	trees2, err := Detect(r, head, Settings{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if outs, err := Ready(r, git(t, top, "rev-parse", "HEAD"), t.TempDir()); err != nil || len(outs) != 0 {
-		t.Errorf("a Go module: %+v, %v; want nothing", outs, err)
+	wt3 := worktree(t, top, head)
+	e, ran = env(t, r, head, wt3, cache)
+	outs, err = Make(context.Background(), e, trees2)
+	if err != nil || outs[0].Source != SourceInstalled || outs[0].Key == key || len(*ran) != 1 {
+		t.Fatalf("after the lockfile changed: %+v, %v, ran %q", outs, err, *ran)
+	}
+	if ents, _, _ := (Cache{cache}).List(); len(ents) != 2 {
+		t.Errorf("cache entries: %d, want 2", len(ents))
+	}
+}
+
+// TestInstallFails: a lockfile out of step with its manifest does not
+// install; the failure names the command and the fix, and leaves nothing:
+// no node_modules in the checkout, no cache entry, no scratch folder.
+func TestInstallFails(t *testing.T) {
+	top, _ := nodeProject(t)
+	write(t, filepath.Join(top, "package.json"), `{"name":"p","version":"1.0.0","dependencies":{"dep":"^2.0.0"}}`, 0o644)
+	git(t, top, "commit", "-qam", "manifest without its lockfile")
+	base := git(t, top, "rev-parse", "HEAD")
+	r := open(t, top)
+	cache := filepath.Join(t.TempDir(), "envs")
+	trees, err := Detect(r, base, Settings{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := worktree(t, top, base)
+	e, _ := env(t, r, base, wt, cache)
+	_, err = Make(context.Background(), e, trees)
+	var f *Failure
+	if !errors.As(err, &f) || f.Step.ExitCode == 0 || !strings.Contains(f.Error(), "`npm ci --prefer-offline --no-audit --no-fund` exited") ||
+		!strings.Contains(f.Fix, "lockfile out of step with its manifest") || !strings.Contains(f.Step.Output, "npm error") {
+		t.Fatalf("Make = %v (fix %q)\n%s", err, f.Fix, f.Step.Output)
+	}
+	if _, err := os.Lstat(filepath.Join(wt, "node_modules")); err == nil {
+		t.Error("a failed install left node_modules in the checkout")
+	}
+	if ents, err := os.ReadDir(cache); err == nil && len(ents) > 0 {
+		t.Errorf("a failed install left %d things in the cache", len(ents))
+	}
+}
+
+// TestCustomDeps: the repository's own deps command replaces the
+// detection; what it leaves that git does not track is the tree, cached
+// like an install. "off" makes nothing ready.
+func TestCustomDeps(t *testing.T) {
+	top := filepath.Join(t.TempDir(), "repo")
+	write(t, filepath.Join(top, "go.mod"), "module x\n", 0o644)
+	write(t, filepath.Join(top, ".hub.json"), `{"deps": "mkdir -p vendor/a && echo made > vendor/a/f && echo gen > gen.txt"}`, 0o644)
+	git(t, top, "init", "-q", "-b", "main")
+	git(t, top, "add", "-A")
+	git(t, top, "commit", "-qm", "initial")
+	base := git(t, top, "rev-parse", "HEAD")
+	r := open(t, top)
+	set, err := ReadSettings(r, base)
+	if err != nil || !strings.HasPrefix(set.Deps, "mkdir") {
+		t.Fatalf("ReadSettings = %+v, %v", set, err)
+	}
+	trees, err := Detect(r, base, set)
+	if err != nil || len(trees) != 1 || trees[0].Manager != "custom" {
+		t.Fatalf("Detect = %+v, %v", trees, err)
+	}
+	cache := filepath.Join(t.TempDir(), "envs")
+	for i, want := range []string{SourceInstalled, SourceCache} {
+		wt := worktree(t, top, base)
+		e, ran := env(t, r, base, wt, cache)
+		outs, err := Make(context.Background(), e, trees)
+		if err != nil || outs[0].Source != want || strings.Join(outs[0].Tree.Dirs, ",") != "gen.txt,vendor" || len(*ran) != 1-i {
+			t.Fatalf("job %d: %+v, %v, ran %q", i+1, outs, err, *ran)
+		}
+		if b, _ := os.ReadFile(filepath.Join(wt, "vendor/a/f")); string(b) != "made\n" {
+			t.Errorf("job %d: vendor/a/f = %q", i+1, b)
+		}
+	}
+	// The job's own deps win over the repository's; off makes nothing.
+	if trees, err := Detect(r, base, set.Over(Settings{Deps: DepsOff})); err != nil || len(trees) != 0 {
+		t.Errorf("deps off: %+v, %v", trees, err)
+	}
+	// auto finds the Go module.
+	if trees, err := Detect(r, base, set.Over(Settings{Deps: DepsAuto})); err != nil || len(trees) != 1 || trees[0].Manager != "go" || len(trees[0].Dirs) != 0 {
+		t.Errorf("deps auto: %+v, %v", trees, err)
+	}
+}
+
+// TestSettingsRefused: a .hub.json hub cannot use is an error that names
+// the file, the key and the keys there are.
+func TestSettingsRefused(t *testing.T) {
+	top := filepath.Join(t.TempDir(), "repo")
+	write(t, filepath.Join(top, ".hub.json"), `{"setpu": "make"}`, 0o644)
+	git(t, top, "init", "-q", "-b", "main")
+	git(t, top, "add", "-A")
+	git(t, top, "commit", "-qm", "initial")
+	r := open(t, top)
+	_, err := ReadSettings(r, git(t, top, "rev-parse", "HEAD"))
+	if err == nil || !strings.Contains(err.Error(), ".hub.json") || !strings.Contains(err.Error(), "setpu") || !strings.Contains(err.Error(), "setup") {
+		t.Fatalf("ReadSettings = %v", err)
+	}
+}
+
+// TestVenvRelocated: a Python venv names its own path; a copy from the
+// cache into another checkout has it rewritten, so its scripts run the
+// copy's Python, not the first checkout's.
+func TestVenvRelocated(t *testing.T) {
+	top := filepath.Join(t.TempDir(), "repo")
+	write(t, filepath.Join(top, "requirements.txt"), "# nothing yet\n", 0o644)
+	write(t, filepath.Join(top, ".gitignore"), ".venv/\n", 0o644)
+	git(t, top, "init", "-q", "-b", "main")
+	git(t, top, "add", "-A")
+	git(t, top, "commit", "-qm", "initial")
+	base := git(t, top, "rev-parse", "HEAD")
+	r := open(t, top)
+	trees, err := Detect(r, base, Settings{})
+	if err != nil || len(trees) != 1 || trees[0].Manager != "pip" || !trees[0].Relocate {
+		t.Fatalf("Detect = %+v, %v", trees, err)
+	}
+	cache := filepath.Join(t.TempDir(), "envs")
+	var wts []string
+	for i, want := range []string{SourceInstalled, SourceCache} {
+		wt := worktree(t, top, base)
+		wts = append(wts, wt)
+		e, _ := env(t, r, base, wt, cache)
+		outs, err := Make(context.Background(), e, trees)
+		if err != nil || outs[0].Source != want {
+			t.Fatalf("job %d: %+v, %v", i+1, outs, err)
+		}
+	}
+	os.RemoveAll(wts[0]) // the first checkout is gone: the copy must not need it
+	out, err := exec.Command(filepath.Join(wts[1], ".venv/bin/pip"), "--version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), filepath.Join(wts[1], ".venv")) {
+		t.Fatalf("the copied venv's pip: %v\n%s", err, out)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -36,6 +37,8 @@ type Command struct {
 	// OutputMax is how many bytes of output are kept, head and tail
 	// (0: DefaultOutputMax).
 	OutputMax int
+	// Log, when set, gets every byte of the output as well, as it comes.
+	Log io.Writer
 	// Marker is an environment entry ("HUB_JOB=<id>") by which a process
 	// the command started is found after it left the command's process
 	// group and the subreaper's tree (proc.LeftoverOptions.Marker; "": none).
@@ -111,7 +114,11 @@ func RunCommand(ctx context.Context, c Command) CommandResult {
 		grace = proc.DefaultGrace
 	}
 	out := &HeadTail{Max: c.OutputMax}
-	pipe, err := NewOutputPipe(func(r io.Reader) { _, _ = io.Copy(out, r) })
+	var sink io.Writer = out
+	if c.Log != nil {
+		sink = io.MultiWriter(out, c.Log)
+	}
+	pipe, err := NewOutputPipe(func(r io.Reader) { _, _ = io.Copy(sink, r) })
 	if err != nil {
 		res.Err = fmt.Errorf("make the output pipe: %w", err)
 		return res
@@ -241,6 +248,19 @@ func WaitError(err error) error {
 type OutputPipe struct {
 	r, w *os.File
 	done chan struct{}
+	read atomic.Int64 // bytes read so far
+}
+
+// countingReader counts what passes through it into n.
+type countingReader struct {
+	r io.Reader
+	n *atomic.Int64
+}
+
+func (c countingReader) Read(p []byte) (int, error) {
+	k, err := c.r.Read(p)
+	c.n.Add(int64(k))
+	return k, err
 }
 
 // NewOutputPipe makes a pipe and starts read on its read end in a goroutine.
@@ -254,8 +274,9 @@ func NewOutputPipe(read func(io.Reader)) (*OutputPipe, error) {
 	p := &OutputPipe{r: r, w: w, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		read(r)
-		_, _ = io.Copy(io.Discard, r)
+		cr := countingReader{r, &p.read}
+		read(cr)
+		_, _ = io.Copy(io.Discard, cr)
 	}()
 	return p, nil
 }
@@ -269,15 +290,33 @@ func (p *OutputPipe) File() *os.File { return p.w }
 func (p *OutputPipe) Started() { _ = p.w.Close() }
 
 // Drain waits up to d for the reading to reach EOF, then stops it and
-// closes the pipe; it reports whether EOF came. Call it once the command
-// exited, after Started.
+// closes the pipe; it reports whether EOF came. While the reading still
+// makes progress (a loaded machine, output still buffered in the pipe) it
+// waits on, up to ten times d: what the command wrote before it exited is
+// read whole, and a survivor holding the pipe open still holds hub only
+// that long. Call it once the command exited, after Started.
 func (p *OutputPipe) Drain(d time.Duration) bool {
 	eof := true
 	t := time.NewTimer(d)
 	defer t.Stop()
+	last := p.read.Load()
+	for range 9 {
+		select {
+		case <-p.done:
+			_ = p.r.Close()
+			return true
+		case <-t.C:
+		}
+		now := p.read.Load()
+		if now == last {
+			break
+		}
+		last = now
+		t.Reset(d)
+	}
 	select {
 	case <-p.done:
-	case <-t.C:
+	default:
 		eof = false
 		// A process outside hub's reach holds the pipe: stop reading.
 		if p.r.SetReadDeadline(time.Now()) != nil {

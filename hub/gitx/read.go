@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
@@ -51,4 +52,32 @@ func ReadFile(r *Repo, sha, path string, limit int64) (data []byte, size int64, 
 		return nil, 0, false, fmt.Errorf("read %s at %s: %w", path, sha, err)
 	}
 	return data, int64(len(data)), true, nil
+}
+
+// TopFiles lists the regular files (and executables) at the top of commit
+// sha's tree, in-process: what a project's manifests and lockfiles are
+// looked for in without reading each name that might be there.
+func TopFiles(r *Repo, sha string) (map[string]bool, error) {
+	if err := checkRev("commit", sha); err != nil {
+		return nil, err
+	}
+	repo, err := openGoGit(r.Top)
+	if err != nil {
+		return nil, fmt.Errorf("list the files of %s: %w", sha, err)
+	}
+	c, err := repo.CommitObject(plumbing.NewHash(sha))
+	if err != nil {
+		return nil, fmt.Errorf("list the files of %s: %w", sha, err)
+	}
+	t, err := c.Tree()
+	if err != nil {
+		return nil, fmt.Errorf("list the files of %s: %w", sha, err)
+	}
+	names := make(map[string]bool, len(t.Entries))
+	for _, e := range t.Entries {
+		if e.Mode.IsFile() && e.Mode != filemode.Symlink {
+			names[e.Name] = true
+		}
+	}
+	return names, nil
 }

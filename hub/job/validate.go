@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/deps"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/protocol"
@@ -91,7 +92,10 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 	if strings.ContainsRune(p.Verify, 0) {
 		return nil, bad("verify", "pass a shell command", "verify contains a NUL byte")
 	}
-	for _, c := range []struct{ field, cmd string }{{"exec", p.Exec}, {"verify", p.Verify}} {
+	if field, err := (deps.Settings{Deps: p.Deps, Setup: p.Setup}).Check(); err != nil {
+		return nil, bad(field, "pass a shell command", "%v", err)
+	}
+	for _, c := range []struct{ field, cmd string }{{"exec", p.Exec}, {"verify", p.Verify}, {"setup", p.Setup}, {"deps", p.Deps}} {
 		if err := commandSize(c.field, c.cmd); err != nil {
 			return nil, err
 		}
@@ -126,6 +130,10 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 		// now, before anything is made (in-process, like the rest).
 		if err := repo.CheckInclude("HEAD", sha); err != nil {
 			return nil, bad("repo", fmt.Sprintf("edit %s and start the job again", filepath.Join(repo.Top, gitx.IncludeFile)), "%v", err)
+		}
+		// So is a .hub.json hub could not use.
+		if _, err := deps.ReadSettings(repo, sha); err != nil {
+			return nil, bad("repo", fmt.Sprintf("fix %s and commit it, or start from a base without it", deps.RepoFile), "%v", err)
 		}
 		r.Repo, r.BaseSHA = repo, sha
 		p.Repo = repo.Top
@@ -240,6 +248,7 @@ func normalize(p protocol.StartParams, s config.Settings) (protocol.StartParams,
 		v    *int
 		def  int
 	}{{"timeout_s", &p.TimeoutS, s.TimeoutS}, {"verify_timeout_s", &p.VerifyTimeoutS, s.VerifyTimeoutS},
+		{"setup_timeout_s", &p.SetupTimeoutS, s.SetupTimeoutS},
 		{"ask_timeout_s", &p.AskTimeoutS, s.AskTimeoutS}, {"stall_timeout_s", &p.StallTimeoutS, s.StallTimeoutS}} {
 		switch {
 		case *t.v < 0:

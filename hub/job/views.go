@@ -20,7 +20,7 @@ func Status(j *store.Job, pending *store.Question, now time.Time) protocol.JobSt
 		Repo: j.Repo, Branch: j.Branch, Base: j.BaseSHA, Head: j.HeadSHA,
 		Task: FirstLine(j.Task, 100), Progress: j.Progress,
 		CostUSD: config.USD(j.CostMicros), CostKnown: j.CostKnown,
-		Salvaged: j.Salvaged, Error: j.Error, CreatedAt: j.CreatedAt, Cursor: j.Cursor,
+		Salvaged: j.Salvaged, Error: j.Error, Category: j.Category, CreatedAt: j.CreatedAt, Cursor: j.Cursor,
 	}
 	if pending != nil && j.State == protocol.StateNeedsInput {
 		st.Question = QuestionView(pending)
@@ -142,6 +142,14 @@ func Summary(st protocol.JobStatus, ev *protocol.Evidence) string {
 			b = append(b, fmt.Sprintf("commit: %s %s..%s (%d commits)", ev.Branch, ShortSHA(ev.Base), ShortSHA(ev.Head), len(ev.Commits)))
 		}
 	}
+	if l := envLine(ev.Env); l != "" {
+		b = append(b, l)
+	}
+	for _, e := range ev.Env {
+		if e.Failed && e.OutputTail != "" {
+			b = append(b, e.What+" output: "+FirstLine(errline.Telling(e.OutputTail), 160))
+		}
+	}
 	if v := ev.Verify; v != nil {
 		s := fmt.Sprintf("verify: `%s` exit %d in %s on %s", FirstLine(v.Command, 60), v.ExitCode,
 			Duration(time.Duration(v.DurationMS)*time.Millisecond), ShortSHA(v.Commit))
@@ -164,6 +172,35 @@ func Summary(st protocol.JobStatus, ev *protocol.Evidence) string {
 		b = b[:10]
 	}
 	return strings.Join(b, "\n")
+}
+
+// envLine says in one line how the job's checkout was made ready:
+// "env: node_modules from hub's cache (npm) 1.1s; setup `make gen` 0.2s".
+func envLine(steps []protocol.EnvStep) string {
+	var parts []string
+	for _, e := range steps {
+		took := Duration(time.Duration(e.DurationMS) * time.Millisecond)
+		switch {
+		case e.What == "setup":
+			s := fmt.Sprintf("setup `%s` %s", FirstLine(e.Command, 40), took)
+			if e.Failed {
+				s += " failed"
+			}
+			parts = append(parts, s)
+		case e.Failed:
+			parts = append(parts, fmt.Sprintf("`%s` failed (%s, %s)", FirstLine(e.Command, 40), e.Manager, e.Lockfile))
+		case e.Source == "":
+			parts = append(parts, fmt.Sprintf("%s dependencies not made ready", e.Manager))
+		case len(e.Dirs) == 0:
+			parts = append(parts, fmt.Sprintf("%s modules downloaded %s", e.Manager, took))
+		default:
+			parts = append(parts, fmt.Sprintf("%s from %s (%s) %s", strings.Join(e.Dirs, ", "), e.Source, e.Manager, took))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "env: " + strings.Join(parts, "; ")
 }
 
 func left(st protocol.JobStatus, ev *protocol.Evidence) string {

@@ -15,12 +15,12 @@ import (
 type startIn struct {
 	Task             string   `json:"task" jsonschema:"self-contained instructions"`
 	Repo             string   `json:"repo,omitempty" jsonschema:"git repo path"`
-	Cwd              string   `json:"cwd,omitempty" jsonschema:"dir for a read job without repo"`
-	Base             string   `json:"base,omitempty" jsonschema:"base revision (HEAD)"`
-	Kind             string   `json:"kind,omitempty" jsonschema:"write (default) or read"`
+	Cwd              string   `json:"cwd,omitempty" jsonschema:"read job dir"`
+	Base             string   `json:"base,omitempty" jsonschema:"default HEAD"`
+	Kind             string   `json:"kind,omitempty" jsonschema:"write (default)|read"`
 	Files            []string `json:"files,omitempty" jsonschema:"where to look first"`
 	Engine           string   `json:"engine,omitempty" jsonschema:"default auto"`
-	Exec             string   `json:"exec,omitempty" jsonschema:"shell command, for engine exec"`
+	Exec             string   `json:"exec,omitempty" jsonschema:"command, for engine exec"`
 	Profile          string   `json:"profile,omitempty"`
 	Model            string   `json:"model,omitempty"`
 	Effort           string   `json:"effort,omitempty"`
@@ -28,9 +28,10 @@ type startIn struct {
 	MaxTurns         int      `json:"max_turns,omitempty"`
 	TimeoutS         int      `json:"timeout_s,omitempty" jsonschema:"default 1800"`
 	Isolation        string   `json:"isolation,omitempty" jsonschema:"worktree|sandbox|isolated|untrusted"`
-	Verify           string   `json:"verify,omitempty" jsonschema:"check command run on the result"`
+	Verify           string   `json:"verify,omitempty" jsonschema:"check on the result"`
 	DefinitionOfDone string   `json:"definition_of_done,omitempty"`
-	AskTimeoutS      int      `json:"ask_timeout_s,omitempty" jsonschema:"how long a question waits (600)"`
+	AskTimeoutS      int      `json:"ask_timeout_s,omitempty" jsonschema:"question wait (600)"`
+	Setup            string   `json:"setup,omitempty" jsonschema:"runs before worker"`
 }
 
 func (in startIn) params() protocol.StartParams {
@@ -53,6 +54,7 @@ func (in startIn) params() protocol.StartParams {
 		Verify:           in.Verify,
 		DefinitionOfDone: in.DefinitionOfDone,
 		AskTimeoutS:      in.AskTimeoutS,
+		Setup:            in.Setup,
 	}
 }
 

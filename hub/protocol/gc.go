@@ -24,11 +24,28 @@ type DUJob struct {
 	DUUsage
 }
 
+// DUEnv is one entry of hub's environment cache (HUB_HOME/envs): an
+// installed dependency tree jobs get a copy of.
+type DUEnv struct {
+	Key      string    `json:"key"`
+	Manager  string    `json:"manager"`  // npm, pnpm, yarn, bun, pip, uv, custom
+	Lockfile string    `json:"lockfile"` // what pins it
+	Repo     string    `json:"repo"`     // the repository of the job that installed it
+	Dirs     []string  `json:"dirs"`     // node_modules, .venv, …
+	Files    int       `json:"files"`
+	Bytes    int64     `json:"bytes"`
+	LastUsed time.Time `json:"last_used"` // when a job last got a copy of it (or it was made)
+}
+
 // DUResult is hub's disk use: each job, largest first, and HUB_HOME's totals.
 type DUResult struct {
 	Home      string  `json:"home"`
 	Jobs      []DUJob `json:"jobs"`
 	JobsTotal DUUsage `json:"jobs_total"`
+	// Envs is hub's environment cache, most recently used first; EnvsBytes
+	// all of HUB_HOME/envs (with what an interrupted install left).
+	Envs      []DUEnv `json:"envs"`
+	EnvsBytes int64   `json:"envs_bytes"`
 	DBBytes   int64   `json:"db_bytes"`   // hub.db with its -wal and -shm files
 	LogsBytes int64   `json:"logs_bytes"` // HUB_HOME/logs (the daemon's log)
 	HomeBytes int64   `json:"home_bytes"` // everything under HUB_HOME
@@ -61,6 +78,7 @@ const (
 	GCBranch     = "branch"      // hub/<id> in the job's repository
 	GCEngine     = "engine"      // jobs/<id>/engine
 	GCLog        = "log"         // jobs/<id>/shim.log, worker.log
+	GCEnv        = "env"         // an entry of hub's environment cache, HUB_HOME/envs/<key>
 )
 
 // GCItem is one thing a job left: what gc does with it and why.
@@ -96,6 +114,10 @@ type GCResult struct {
 	Force      bool    `json:"force,omitempty"`
 	Jobs       []GCJob `json:"jobs"`
 	Clean      int     `json:"clean"`
+	// Envs are the entries of hub's environment cache no job used for as
+	// long as the retention, and folders an interrupted install left; a
+	// later job installs again what it needs.
+	Envs []GCItem `json:"envs,omitempty"`
 	// FreedBytes is what was removed (or would be, in a dry run).
 	FreedBytes int64 `json:"freed_bytes"`
 	// Failed counts items whose removal failed.

@@ -44,6 +44,37 @@ func (s State) Active() bool {
 	return false
 }
 
+// Categories of a job that did not succeed: the step it failed at.
+const (
+	CategoryPrepare = "prepare" // hub could not make the job's checkout
+	CategorySetup   = "setup"   // installing its dependencies or its setup command failed
+	CategoryWorker  = "worker"  // the worker failed, or could not start
+	CategoryCommit  = "commit"  // hub could not commit what the worker left
+	CategoryVerify  = "verify"  // the check failed on the commit
+	CategoryRubric  = "rubric"  // the definition of done was not met
+	CategoryStopped = "stopped" // stopped by a caller, or hub shut it down
+	CategoryTimeout = "timeout" // the job ran past its timeout
+)
+
+// Categories lists every category.
+var Categories = []string{CategoryPrepare, CategorySetup, CategoryWorker, CategoryCommit, CategoryVerify, CategoryRubric, CategoryStopped, CategoryTimeout}
+
+// EnvStep is one step of making a job's checkout ready: a dependency tree
+// (from hub's cache, your checkout, or installed), or the setup command.
+type EnvStep struct {
+	What       string   `json:"what"`                  // dependencies | setup
+	Manager    string   `json:"manager,omitempty"`     // npm, pnpm, yarn, bun, go, pip, uv, cargo, custom
+	Lockfile   string   `json:"lockfile,omitempty"`    // what pins the tree
+	Command    string   `json:"command,omitempty"`     // the command that installs it, or the setup command
+	Dirs       []string `json:"dirs,omitempty"`        // where the tree is in the checkout (node_modules, .venv)
+	Source     string   `json:"source,omitempty"`      // hub's cache | your checkout | installed; empty when skipped
+	Skipped    string   `json:"skipped,omitempty"`     // why nothing was put in
+	Files      int      `json:"files,omitempty"`       // files put in the checkout
+	DurationMS int64    `json:"duration_ms"`           // how long the step took
+	Failed     bool     `json:"failed,omitempty"`      // it failed: the job did not run
+	OutputTail string   `json:"output_tail,omitempty"` // a failed command's first error lines and the end of its output, redacted
+}
+
 // Kinds of job.
 const (
 	KindWrite = "write" // changes code on a branch hub/<id>
@@ -118,6 +149,12 @@ type StartParams struct {
 	AskTimeoutS int `json:"ask_timeout_s,omitempty"`
 	// StallTimeoutS is how long a worker may be silent, with no live command, before it is stopped (default 600).
 	StallTimeoutS int `json:"stall_timeout_s,omitempty"`
+	// Setup is a shell command run in the job's checkout (and verify's) after its dependencies are in, before the worker starts; it replaces the repository's (.hub.json). A failing setup fails the job with category setup.
+	Setup string `json:"setup,omitempty"`
+	// Deps says how dependencies are made ready: auto (default: from the lockfiles), off, or a shell command that installs them (cached like an install); it replaces the repository's (.hub.json).
+	Deps string `json:"deps,omitempty"`
+	// SetupTimeoutS bounds the dependencies' install and the setup command, each (default 900).
+	SetupTimeoutS int `json:"setup_timeout_s,omitempty"`
 }
 
 // StartResult is what start returns at once, before the job is prepared.
@@ -194,6 +231,7 @@ type JobStatus struct {
 	VerifyExit *int       `json:"verify_exit,omitempty"`
 	Salvaged   bool       `json:"salvaged,omitempty"` // hub committed what the worker left after an unclean end
 	Error      string     `json:"error,omitempty"`    // why the job failed, was cancelled or timed out
+	Category   string     `json:"category,omitempty"` // why it did not succeed, as one of Categories
 	CreatedAt  time.Time  `json:"created_at"`         // when start accepted the job
 	EndedAt    *time.Time `json:"ended_at,omitempty"` // when it ended
 	ElapsedMS  int64      `json:"elapsed_ms"`         // milliseconds from creation to now, or to the end
@@ -303,27 +341,30 @@ type ResultResult struct {
 
 // Evidence is what hub observed of a job, kept apart from what the worker claimed.
 type Evidence struct {
-	ID        string       `json:"id"`               // the job id
-	Status    State        `json:"status"`           // its state when the evidence was taken
-	Kind      string       `json:"kind"`             // write or read
-	Engine    string       `json:"engine"`           // the engine that ran it
-	Model     string       `json:"model,omitempty"`  // the model that answered, when known
-	Repo      string       `json:"repo,omitempty"`   // the repository's top
-	Base      string       `json:"base,omitempty"`   // the commit it started from
-	Head      string       `json:"head,omitempty"`   // the commit it ended on
-	Branch    string       `json:"branch,omitempty"` // its branch
-	Isolation string       `json:"isolation"`        // the isolation level it ran at
-	Files     []FileChange `json:"files"`            // the files of base..head
-	Commits   []Commit     `json:"commits"`          // the commits of base..head, oldest first
-	Verify    *Verify      `json:"verify,omitempty"` // the check's outcome on the head commit, when one ran
-	Observed  Observed     `json:"observed"`         // what hub saw itself
-	Claimed   Claimed      `json:"claimed"`          // what the worker said, unverified
-	Cost      Cost         `json:"cost"`             // what it cost
-	Timings   Timings      `json:"timings"`          // time spent in each phase
-	Rubric    *Rubric      `json:"rubric,omitempty"` // the grade against the definition of done
-	Salvaged  bool         `json:"salvaged"`         // hub committed what the worker left after an unclean end
-	Error     string       `json:"error,omitempty"`  // why it did not succeed
-	Notes     []string     `json:"notes,omitempty"`  // what the caller should know (isolation, routing, uncommitted changes left behind)
+	ID        string       `json:"id"`                 // the job id
+	Status    State        `json:"status"`             // its state when the evidence was taken
+	Kind      string       `json:"kind"`               // write or read
+	Engine    string       `json:"engine"`             // the engine that ran it
+	Model     string       `json:"model,omitempty"`    // the model that answered, when known
+	Repo      string       `json:"repo,omitempty"`     // the repository's top
+	Base      string       `json:"base,omitempty"`     // the commit it started from
+	Head      string       `json:"head,omitempty"`     // the commit it ended on
+	Branch    string       `json:"branch,omitempty"`   // its branch
+	Isolation string       `json:"isolation"`          // the isolation level it ran at
+	Files     []FileChange `json:"files"`              // the files of base..head
+	Commits   []Commit     `json:"commits"`            // the commits of base..head, oldest first
+	Verify    *Verify      `json:"verify,omitempty"`   // the check's outcome on the head commit, when one ran
+	Observed  Observed     `json:"observed"`           // what hub saw itself
+	Claimed   Claimed      `json:"claimed"`            // what the worker said, unverified
+	Cost      Cost         `json:"cost"`               // what it cost
+	Timings   Timings      `json:"timings"`            // time spent in each phase
+	Rubric    *Rubric      `json:"rubric,omitempty"`   // the grade against the definition of done
+	Salvaged  bool         `json:"salvaged"`           // hub committed what the worker left after an unclean end
+	Error     string       `json:"error,omitempty"`    // why it did not succeed
+	Category  string       `json:"category,omitempty"` // why it did not succeed, as one of Categories
+	// Env is how the job's checkout was made ready before the worker ran: each dependency tree and the setup command.
+	Env   []EnvStep `json:"env,omitempty"`
+	Notes []string  `json:"notes,omitempty"` // what the caller should know (isolation, routing, uncommitted changes left behind)
 }
 
 // Rubric is the grade of a result against its definition of done: what
@@ -422,7 +463,7 @@ type RefChange struct {
 // ObservedCommand is a process hub ran or watched, with its outcome.
 type ObservedCommand struct {
 	Command    string `json:"command"`             // the command line (redacted)
-	Role       string `json:"role"`                // worker | verify
+	Role       string `json:"role"`                // worker | verify | setup
 	ExitCode   *int   `json:"exit_code,omitempty"` // its exit code, when it exited
 	Signal     string `json:"signal,omitempty"`    // the signal that killed it, if one did
 	DurationMS int64  `json:"duration_ms"`         // how long it ran
@@ -449,7 +490,8 @@ type Cost struct {
 // Timings in milliseconds spent in each phase.
 type Timings struct {
 	QueuedMS    int64 `json:"queued_ms"`    // waiting for a slot
-	PreparingMS int64 `json:"preparing_ms"` // making the worktree
+	PreparingMS int64 `json:"preparing_ms"` // making the worktree, setup included
+	SetupMS     int64 `json:"setup_ms"`     // of which making its environment ready: dependencies and the setup command
 	RunningMS   int64 `json:"running_ms"`   // the worker running, questions included
 	VerifyingMS int64 `json:"verifying_ms"` // the check
 	TotalMS     int64 `json:"total_ms"`     // from start to end

@@ -3,6 +3,7 @@ package shim
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -29,6 +30,7 @@ import (
 type ending struct {
 	state    protocol.State // the state if nothing else goes wrong: succeeded, failed, cancelled, timed_out
 	err      string
+	category string // why it did not succeed (protocol.Category*); derived from state when empty
 	outcome  engine.Outcome
 	ranClean bool // the worker exited 0 on its own
 }
@@ -43,7 +45,16 @@ func (s *shim) execute(ctx context.Context) {
 	}
 	// A job that never ran still ends with its evidence, like any other.
 	if err := s.prepare(ctx); err != nil {
-		s.finish(ctx, ending{state: protocol.StateFailed, err: "preparing failed: " + err.Error(), outcome: notRun}, j.BaseSHA, false, nil)
+		end := ending{state: protocol.StateFailed, err: "preparing failed: " + err.Error(), category: protocol.CategoryPrepare, outcome: notRun}
+		var sf *setupFailure
+		var df *deps.Failure
+		switch {
+		case errors.As(err, &df) && df.Step.Stopped != "":
+			end = ending{state: protocol.StateCancelled, err: df.Step.Stopped, outcome: notRun}
+		case errors.As(err, &sf):
+			end.err, end.category = err.Error(), protocol.CategorySetup
+		}
+		s.finish(ctx, end, j.BaseSHA, false, nil)
 		return
 	}
 	if err := s.setState(ctx, []protocol.State{protocol.StatePreparing}, protocol.StateRunning, ""); err != nil {
@@ -57,6 +68,7 @@ func (s *shim) execute(ctx context.Context) {
 	head, salvaged, commitErr := s.commit(ctx, end)
 	if commitErr != nil {
 		end.state, end.err = protocol.StateFailed, job.CommitFailed+" (they stay in the worktree "+j.Worktree+"): "+commitErr.Error()
+		end.category = protocol.CategoryCommit
 	}
 
 	var verify *protocol.Verify
@@ -113,8 +125,13 @@ func (s *shim) prepare(ctx context.Context) error {
 	wt := s.checkout.Dir
 	s.dir = wt
 	// Into the checkout's folder, private or linked, before any worker
-	// or sandbox starts.
-	if err := s.include(ctx, s.checkout, plan, true); err != nil {
+	// or sandbox starts; then its environment. Either failing leaves
+	// nothing made: no worktree, no branch (no work was done on it).
+	err = s.include(ctx, s.checkout, plan, true)
+	if err == nil {
+		err = s.setUp(ctx, s.checkout, j.BaseSHA, false)
+	}
+	if err != nil {
 		removeCheckout(context.WithoutCancel(ctx), s.o.Paths, s.checkout)
 		if j.Branch != "" {
 			_ = gitx.DeleteBranch(context.WithoutCancel(ctx), repo, j.Branch)
@@ -122,7 +139,6 @@ func (s *shim) prepare(ctx context.Context) error {
 		s.checkout = nil
 		return err
 	}
-	s.ready(ctx, s.checkout, j.BaseSHA, true)
 	isDirty := <-dirty
 	if err := s.st.Update(ctx, j.ID, func(r *store.Job) error {
 		r.Worktree = wt
@@ -165,33 +181,6 @@ func (s *shim) include(ctx context.Context, c *gitx.Checkout, plan *gitx.Include
 			"skipped": bounded(skipped, 200), "skipped_count": len(skipped), "copy_ms": time.Since(t0).Milliseconds()})
 	}
 	return nil
-}
-
-// ready puts into checkout c (of rev) the dependency trees rev pins, from
-// where deps finds them, and records them so that Commit leaves them out.
-// It never fails the job: a tree it cannot put in is taken out again, and
-// the job runs without it (journal says why, when asked to).
-func (s *shim) ready(ctx context.Context, c *gitx.Checkout, rev string, journal bool) {
-	outs, err := deps.Ready(s.repo, rev, c.Dir)
-	for _, o := range outs {
-		if err == nil {
-			err = c.KeepOut(o.Paths)
-		}
-		if err != nil {
-			_ = os.RemoveAll(filepath.Join(c.Dir, o.Dir))
-			if journal {
-				s.record(ctx, protocol.EventNote, fmt.Sprintf("dependencies: could not copy %s (%v); the job runs without it", o.Dir, err), nil)
-			}
-			continue
-		}
-		if journal {
-			s.record(ctx, protocol.EventNote, o.Line(), map[string]any{"dir": o.Dir, "manager": o.Manager, "lockfile": o.Lockfile,
-				"source": o.Source, "skipped": o.Skipped, "files": o.Files, "copy_ms": o.Took.Milliseconds()})
-		}
-	}
-	if err != nil && len(outs) == 0 && journal {
-		s.record(ctx, protocol.EventNote, "dependencies: could not read the base's manifests ("+err.Error()+"); the job runs without them", nil)
-	}
 }
 
 // includeLine is the journal's line for what .worktreeinclude copied.
@@ -656,7 +645,22 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 		v.OutputTail = err.Error()
 		return v
 	}
-	s.ready(ctx, vc, head, false) // the same dependencies, if the worker's commit pins the same tree
+	// The same environment as the worker's: the dependencies head pins
+	// (the worker's own lockfile, if it changed one), the setup command.
+	if err := s.setUp(ctx, vc, head, true); err != nil {
+		end.state, end.err, end.category = protocol.StateFailed, err.Error(), protocol.CategorySetup
+		var sf *setupFailure
+		if errors.As(err, &sf) && sf.out != "" {
+			v.OutputTail = sf.out
+		} else {
+			v.OutputTail = err.Error()
+		}
+		var df *deps.Failure
+		if errors.As(err, &df) && df.Step.Stopped != "" {
+			end.state, end.err, end.category = protocol.StateCancelled, df.Step.Stopped, ""
+		}
+		return v
+	}
 	dir := vc.Dir
 	env := workerEnv(s.o.HubBinary, append(s.ownEnv(ctx), "HUB_JOB="+j.ID, "HUB_VERIFY=1", "HUB_HOME="+s.o.Paths.Home)...)
 	argv := []string{"sh", "-c", s.params.Verify}
@@ -715,9 +719,12 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 	code := v.ExitCode
 	s.observed = append(s.observed, protocol.ObservedCommand{Command: v.Command, Role: "verify", ExitCode: &code, DurationMS: v.DurationMS})
 	s.record(ctx, protocol.EventVerify, fmt.Sprintf("exit %d", v.ExitCode), v)
+	if v.ExitCode != 0 || v.TimedOut || signal != "" {
+		end.category = protocol.CategoryVerify
+	}
 	switch {
 	case cancelled != "":
-		end.state, end.err = protocol.StateCancelled, cancelled
+		end.state, end.err, end.category = protocol.StateCancelled, cancelled, ""
 	case v.TimedOut:
 		end.state, end.err = protocol.StateFailed, fmt.Sprintf("verify timed out after %ds", s.params.VerifyTimeoutS)
 	case signal != "":
@@ -746,13 +753,21 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 	for i := range s.observed {
 		s.observed[i].Command = s.red.String(s.observed[i].Command)
 	}
-	graded := s.grade(context.WithoutCancel(ctx), verify, ev.Files, o.Judgements)
-	ev.Rubric = rubricView(graded)
-	if s.hasDefinition() && end.state == protocol.StateSucceeded && (graded.Verdict == rubric.VerdictFailed || hubFailed(graded)) {
-		// What the hub observed outranks what the worker claimed.
-		end.state, end.err = protocol.StateFailed, graded.Line()
-		ev.Status, ev.Error = end.state, end.err
+	// A job whose worker never ran (its checkout could not be made, or
+	// set up) has nothing to grade.
+	if end.category != protocol.CategoryPrepare && end.category != protocol.CategorySetup {
+		graded := s.grade(context.WithoutCancel(ctx), verify, ev.Files, o.Judgements)
+		ev.Rubric = rubricView(graded)
+		if s.hasDefinition() && end.state == protocol.StateSucceeded && (graded.Verdict == rubric.VerdictFailed || hubFailed(graded)) {
+			// What the hub observed outranks what the worker claimed.
+			end.state, end.err, end.category = protocol.StateFailed, graded.Line(), protocol.CategoryRubric
+			ev.Status, ev.Error = end.state, end.err
+		}
 	}
+	end.category = categoryOf(end)
+	ev.Category = end.category
+	ev.Env = s.env
+	ev.Timings.SetupMS = s.setupTook.Milliseconds()
 	ev.Verify = verify
 	ev.Observed.Commands = s.observed
 	ev.Observed.RefChanges = s.refChanges
@@ -777,13 +792,29 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 		removeCheckout(context.WithoutCancel(ctx), s.o.Paths, s.checkout)
 	}
 	_, err := s.st.Finish(context.WithoutCancel(ctx), j.ID, store.Ending{
-		State: end.state, HeadSHA: head, Salvaged: salvaged, Error: end.err, Summary: claimed.Summary,
+		State: end.state, HeadSHA: head, Salvaged: salvaged, Error: end.err, Category: end.category, Summary: claimed.Summary,
 		CostMicros: o.CostMicros, CostKnown: o.CostKnown, Tokens: o.Tokens, Evidence: raw, Text: end.err,
 	}, time.Now().UTC())
 	if err != nil {
 		s.o.Log.Error().Err(err).Msg("finish job")
 	}
 	s.journalLine(0, time.Now().UTC(), protocol.EventState, string(end.state), map[string]string{"reason": end.err})
+}
+
+// categoryOf is why an ending did not succeed: its own category, else
+// what its state says (a failure with no step named is the worker's).
+func categoryOf(end ending) string {
+	switch {
+	case end.state == protocol.StateSucceeded:
+		return ""
+	case end.category != "":
+		return end.category
+	case end.state == protocol.StateCancelled:
+		return protocol.CategoryStopped
+	case end.state == protocol.StateTimedOut:
+		return protocol.CategoryTimeout
+	}
+	return protocol.CategoryWorker
 }
 
 // removeCheckout removes a checkout hub made: a linked one under the

@@ -83,6 +83,11 @@ type shim struct {
 	// leftovers the processes a worker or verify left running.
 	subreaper int
 	leftovers []protocol.LeftoverProcess
+	// env is how the job's checkout was made ready, and setupTook how long
+	// that took; versions the tools' versions asked so far (the cache key).
+	env       []protocol.EnvStep
+	setupTook time.Duration
+	versions  map[string]string
 }
 
 // Run runs the job to its end. It returns ErrOwned when another shim holds

@@ -48,6 +48,8 @@ type Job struct {
 	HeadSHA  string
 	Salvaged bool
 	Error    string
+	// Category is why a job that ended did not succeed (protocol.Category*).
+	Category string
 	Progress string // latest progress note
 	Summary  string // the worker's final claim
 	Notes    []string
@@ -117,6 +119,7 @@ type Ending struct {
 	HeadSHA    string
 	Salvaged   bool
 	Error      string
+	Category   string // why it did not succeed (protocol.Category*); empty when it did
 	Summary    string
 	CostMicros int64
 	CostKnown  bool // false: the whole reservation is charged

@@ -21,7 +21,7 @@ var jobColumns = []string{
 	"head_sha", "salvaged", "error", "progress", "summary", "notes",
 	"cost_micros", "cost_known", "tokens",
 	"shim_pid", "shim_start", "engine_pgid", "engine_start",
-	"verify", "evidence", "cursor", "route",
+	"verify", "evidence", "cursor", "route", "category",
 }
 
 var (
@@ -49,7 +49,7 @@ func jobArgs(j *Job) ([]any, error) {
 		j.HeadSHA, j.Salvaged, j.Error, j.Progress, j.Summary, string(nb),
 		j.CostMicros, j.CostKnown, j.Tokens,
 		j.ShimPID, int64(j.ShimStart), j.EnginePGID, int64(j.EngineStart),
-		blob(j.Verify), blob(j.Evidence), j.Cursor, blob(j.Route),
+		blob(j.Verify), blob(j.Evidence), j.Cursor, blob(j.Route), j.Category,
 	}, nil
 }
 
@@ -71,7 +71,7 @@ func scanJob(r rowScanner) (*Job, error) {
 		&j.HeadSHA, &j.Salvaged, &j.Error, &j.Progress, &j.Summary, &notes,
 		&j.CostMicros, &j.CostKnown, &j.Tokens,
 		&j.ShimPID, &shimStart, &j.EnginePGID, &engStart,
-		&verify, &evidence, &j.Cursor, &route,
+		&verify, &evidence, &j.Cursor, &route, &j.Category,
 	)
 	if err != nil {
 		return nil, err
@@ -435,6 +435,7 @@ func (s *Store) Finish(ctx context.Context, id string, e Ending, now time.Time) 
 		j.State = e.State
 		j.EndedAt = stamp(now)
 		j.HeadSHA, j.Salvaged, j.Error, j.Summary = e.HeadSHA, e.Salvaged, e.Error, e.Summary
+		j.Category = e.Category
 		j.CostMicros, j.CostKnown, j.Tokens = cost, e.CostKnown, e.Tokens
 		j.Evidence = e.Evidence
 		if err := putJob(ctx, tx, j); err != nil {

@@ -131,6 +131,10 @@ CREATE TABLE quota (
 	PRIMARY KEY (engine, name)
 );
 `,
+	// 3: why a job did not succeed, as a category (setup, worker, verify, …).
+	`
+ALTER TABLE jobs ADD COLUMN category TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrate brings the schema up to date, one immediate transaction per

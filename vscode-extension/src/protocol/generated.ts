@@ -341,6 +341,8 @@ export interface JobStatus {
   salvaged?: boolean;
   /** why the job failed, was cancelled or timed out */
   error?: string;
+  /** why it did not succeed, as one of Categories */
+  category?: string;
   /** when start accepted the job */
   created_at: string;
   /** when it ended */
@@ -417,6 +419,12 @@ export interface StartParams {
   ask_timeout_s?: number;
   /** StallTimeoutS is how long a worker may be silent, with no live command, before it is stopped (default 600). */
   stall_timeout_s?: number;
+  /** Setup is a shell command run in the job's checkout (and verify's) after its dependencies are in, before the worker starts; it replaces the repository's (.hub.json). A failing setup fails the job with category setup. */
+  setup?: string;
+  /** Deps says how dependencies are made ready: auto (default: from the lockfiles), off, or a shell command that installs them (cached like an install); it replaces the repository's (.hub.json). */
+  deps?: string;
+  /** SetupTimeoutS bounds the dependencies' install and the setup command, each (default 900). */
+  setup_timeout_s?: number;
 }
 
 /** StartResult is what start returns at once, before the job is prepared. */
@@ -556,6 +564,10 @@ export interface Evidence {
   salvaged: boolean;
   /** why it did not succeed */
   error?: string;
+  /** why it did not succeed, as one of Categories */
+  category?: string;
+  /** Env is how the job's checkout was made ready before the worker ran: each dependency tree and the setup command. */
+  env?: EnvStep[];
   /** what the caller should know (isolation, routing, uncommitted changes left behind) */
   notes?: string[];
 }
@@ -620,7 +632,7 @@ export interface Observed {
 export interface ObservedCommand {
   /** the command line (redacted) */
   command: string;
-  /** worker | verify */
+  /** worker | verify | setup */
   role: string;
   /** its exit code, when it exited */
   exit_code?: number;
@@ -688,8 +700,10 @@ export interface Cost {
 export interface Timings {
   /** waiting for a slot */
   queued_ms: number;
-  /** making the worktree */
+  /** making the worktree, setup included */
   preparing_ms: number;
+  /** of which making its environment ready: dependencies and the setup command */
+  setup_ms: number;
   /** the worker running, questions included */
   running_ms: number;
   /** the check */
@@ -726,6 +740,32 @@ export interface RubricCriterion {
   by?: string;
   /** the files it is about */
   paths?: string[];
+}
+
+/** EnvStep is one step of making a job's checkout ready: a dependency tree (from hub's cache, your checkout, or installed), or the setup command. */
+export interface EnvStep {
+  /** dependencies | setup */
+  what: string;
+  /** npm, pnpm, yarn, bun, go, pip, uv, cargo, custom */
+  manager?: string;
+  /** what pins the tree */
+  lockfile?: string;
+  /** the command that installs it, or the setup command */
+  command?: string;
+  /** where the tree is in the checkout (node_modules, .venv) */
+  dirs?: string[];
+  /** hub's cache | your checkout | installed; empty when skipped */
+  source?: string;
+  /** why nothing was put in */
+  skipped?: string;
+  /** files put in the checkout */
+  files?: number;
+  /** how long the step took */
+  duration_ms: number;
+  /** it failed: the job did not run */
+  failed?: boolean;
+  /** a failed command's first error lines and the end of its output, redacted */
+  output_tail?: string;
 }
 
 /** EventsParams reads a job's journal from a cursor. */
@@ -1203,6 +1243,9 @@ export interface DUResult {
   home: string;
   jobs: DUJob[];
   jobs_total: DUUsage;
+  /** Envs is hub's environment cache, most recently used first; EnvsBytes all of HUB_HOME/envs (with what an interrupted install left). */
+  envs: DUEnv[];
+  envs_bytes: number;
   /** hub.db with its -wal and -shm files */
   db_bytes: number;
   /** HUB_HOME/logs (the daemon's log) */
@@ -1233,6 +1276,23 @@ export interface DUUsage {
   total_bytes: number;
 }
 
+/** DUEnv is one entry of hub's environment cache (HUB_HOME/envs): an installed dependency tree jobs get a copy of. */
+export interface DUEnv {
+  key: string;
+  /** npm, pnpm, yarn, bun, pip, uv, custom */
+  manager: string;
+  /** what pins it */
+  lockfile: string;
+  /** the repository of the job that installed it */
+  repo: string;
+  /** node_modules, .venv, … */
+  dirs: string[];
+  files: number;
+  bytes: number;
+  /** when a job last got a copy of it (or it was made) */
+  last_used: string;
+}
+
 /** GCParams collects what old ended jobs left behind. Without Apply it is a dry run that changes nothing. */
 export interface GCParams {
   /** OlderThanS: collect jobs that ended at least this many seconds ago; absent means the job_retention_days setting, 0 every ended job. */
@@ -1249,6 +1309,8 @@ export interface GCResult {
   force?: boolean;
   jobs: GCJob[];
   clean: number;
+  /** Envs are the entries of hub's environment cache no job used for as long as the retention, and folders an interrupted install left; a later job installs again what it needs. */
+  envs?: GCItem[];
   /** FreedBytes is what was removed (or would be, in a dry run). */
   freed_bytes: number;
   /** Failed counts items whose removal failed. */

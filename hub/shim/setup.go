@@ -1,0 +1,235 @@
+package shim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/hub-agents/hub/hub/deps"
+	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/hub/job"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/errline"
+)
+
+// setupFailure is a checkout whose environment could not be made ready:
+// the job ends failed with category setup, saying which command failed,
+// its telling lines, and the fix.
+type setupFailure struct {
+	where string // "the job's checkout", "verify's checkout"
+	err   error
+	out   string // the failed command's output (head and tail), redacted
+}
+
+func (f *setupFailure) Error() string {
+	msg := "setting up " + f.where + ": " + f.err.Error()
+	if l := errline.Telling(f.out); l != "" {
+		msg += ": " + job.FirstLine(l, 200)
+	}
+	var df *deps.Failure
+	if errors.As(f.err, &df) && df.Fix != "" {
+		msg += " — " + df.Fix
+	}
+	return msg
+}
+
+// setUp makes checkout c, of commit rev, ready to build and test: the
+// dependency trees rev pins (from hub's cache, the user's checkout, or
+// installed), then the setup command, as the base's .hub.json and the
+// job's own fields say. forVerify is verify's checkout: it journals only
+// what fails. Every step's output goes to the job's setup log.
+func (s *shim) setUp(ctx context.Context, c *gitx.Checkout, rev string, forVerify bool) error {
+	where := "the job's checkout"
+	if forVerify {
+		where = "verify's checkout"
+	}
+	// The base's settings hold for verify too: the worker cannot change
+	// what hub runs outside its own commands by committing a .hub.json.
+	set, err := deps.ReadSettings(s.repo, s.job.BaseSHA)
+	if err != nil {
+		return &setupFailure{where: where, err: err}
+	}
+	set = set.Over(deps.Settings{Deps: s.params.Deps, Setup: s.params.Setup})
+	trees, err := deps.Detect(s.repo, rev, set)
+	if err != nil {
+		return &setupFailure{where: where, err: fmt.Errorf("read the manifests at %s: %w", job.ShortSHA(rev), err)}
+	}
+	if len(trees) == 0 && set.Setup == "" {
+		return nil
+	}
+	t0 := time.Now()
+	defer func() {
+		if !forVerify {
+			s.setupTook = time.Since(t0)
+		}
+	}()
+	logf, err := os.OpenFile(s.o.Paths.SetupLog(s.job.ID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return &setupFailure{where: where, err: fmt.Errorf("open the setup log: %w", err)}
+	}
+	defer logf.Close()
+	log := &lineRedactor{w: logf, r: s.red}
+	defer log.Flush()
+	fmt.Fprintf(log, "# %s at %s\n", where, rev)
+
+	var lastOut string
+	run := func(ctx context.Context, command string) deps.Step {
+		st := s.setupStep(ctx, c, command, log)
+		lastOut = st.Output
+		return st
+	}
+	env := deps.Env{Repo: s.repo, Rev: rev, Dir: c.Dir, Cache: deps.Cache{Dir: s.o.Paths.EnvsDir()}, Run: run,
+		Version: s.toolVersion, Progress: func(line string) {
+			if !forVerify {
+				s.record(ctx, protocol.EventProgress, line, nil)
+			}
+		}}
+	outs, err := deps.Make(ctx, env, trees)
+	for _, o := range outs {
+		if err == nil || o.Source != "" {
+			if kerr := c.KeepOut(o.Paths); kerr != nil && err == nil {
+				err = fmt.Errorf("record the dependencies hub put in: %w", kerr)
+			}
+		}
+		step := protocol.EnvStep{What: "dependencies", Manager: o.Tree.Manager, Lockfile: o.Tree.Lockfile, Command: o.Tree.Install,
+			Dirs: o.Tree.Dirs, Source: o.Source, Skipped: o.Skipped, Files: o.Files, DurationMS: o.Took.Milliseconds()}
+		if err != nil && o.Source == "" && o.Skipped == "" {
+			step.Failed, step.OutputTail = true, lastOut
+		}
+		if !forVerify {
+			s.env = append(s.env, step)
+			s.record(ctx, protocol.EventNote, s.red.String(o.Line()), step)
+		}
+	}
+	if err != nil {
+		return &setupFailure{where: where, err: err, out: lastOut}
+	}
+	if set.Setup == "" {
+		return nil
+	}
+	if !forVerify {
+		s.record(ctx, protocol.EventProgress, "setting up: "+job.FirstLine(set.Setup, 80), nil)
+	}
+	st := run(ctx, set.Setup)
+	step := protocol.EnvStep{What: "setup", Command: set.Setup, DurationMS: st.Took.Milliseconds(), Failed: st.Failed()}
+	if st.Failed() {
+		step.OutputTail = st.Output
+	}
+	if !forVerify {
+		s.env = append(s.env, step)
+	}
+	if st.Failed() {
+		return &setupFailure{where: where, out: st.Output, err: &deps.Failure{What: "the setup command", Command: set.Setup, Step: st,
+			Fix: fmt.Sprintf("fix the setup command (the job's setup, or \"setup\" in %s); its whole output is in %s", deps.RepoFile, s.o.Paths.SetupLog(s.job.ID))}}
+	}
+	if !forVerify {
+		s.record(ctx, protocol.EventNote, fmt.Sprintf("setup: `%s` exited 0 in %s", job.FirstLine(set.Setup, 120), st.Took.Round(time.Millisecond)), step)
+	}
+	return nil
+}
+
+// setupStep runs one command of a checkout's setup: in the job's sandbox at
+// the isolated levels — with the network, even at untrusted, since an
+// install needs it (the worker's own commands and verify get none there)
+// — bounded by the setup timeout, stopped with the job, its output in log.
+func (s *shim) setupStep(ctx context.Context, c *gitx.Checkout, command string, log *lineRedactor) deps.Step {
+	j := s.job
+	env := workerEnv(s.o.HubBinary, append(s.ownEnv(ctx), "HUB_JOB="+j.ID, "HUB_SETUP=1", "HUB_HOME="+s.o.Paths.Home)...)
+	argv := []string{"sh", "-c", command}
+	if engine.Sandboxed(s.params.Isolation) {
+		scratch := s.o.Paths.SetupHome(j.ID)
+		if err := os.MkdirAll(scratch, 0o700); err != nil {
+			return deps.Step{ExitCode: -1, Err: err}
+		}
+		p := s.params
+		p.Isolation = protocol.IsolationIsolated // the network, for the install
+		var err error
+		argv, err = engine.SandboxCommand(engine.Spec{JobID: j.ID, Dir: c.Dir, Checkout: c, Params: p, Scratch: scratch,
+			HubBinary: s.o.HubBinary, Env: env}, argv, s.o.HubBinary)
+		if err != nil {
+			return deps.Step{ExitCode: -1, Err: fmt.Errorf("sandbox it: %w", err)}
+		}
+	}
+	fmt.Fprintf(log, "$ %s\n", command)
+	stop := make(chan string, 1)
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case reason := <-s.stopCh:
+			stop <- reason
+		case <-sctx.Done():
+		}
+	}()
+	res := engine.RunCommand(ctx, engine.Command{Argv: argv, Dir: c.Dir, Env: env, Timeout: time.Duration(s.params.SetupTimeoutS) * time.Second,
+		Stop: stop, Grace: s.o.StopGrace, OutputMax: 8192, Log: log, Marker: "HUB_JOB=" + j.ID, Subreaper: s.subreaper})
+	cancel()
+	s.noteLeftovers(ctx, "setup", res.Leftovers)
+	st := deps.Step{ExitCode: res.ExitCode, TimedOut: res.TimedOut, Stopped: res.Stopped, Err: res.Err, Output: s.red.String(res.Output), Took: res.Duration}
+	if res.Cancelled != nil && st.Stopped == "" {
+		st.Stopped = "the job's shim was told to stop"
+	}
+	fmt.Fprintf(log, "# exit %d in %s\n", res.ExitCode, res.Duration.Round(time.Millisecond))
+	code := res.ExitCode
+	oc := protocol.ObservedCommand{Command: s.red.String(command), Role: "setup", Signal: res.Signal, DurationMS: res.Duration.Milliseconds()}
+	if res.Err == nil && res.Signal == "" {
+		oc.ExitCode = &code
+	}
+	s.observed = append(s.observed, oc)
+	return st
+}
+
+// toolVersion is what `tool --version` prints first, once per shim; ""
+// when the tool is not on the worker's PATH.
+func (s *shim) toolVersion(ctx context.Context, tool string) string {
+	if v, ok := s.versions[tool]; ok {
+		return v
+	}
+	v := ""
+	env := workerEnv(s.o.HubBinary)
+	path := ""
+	for _, kv := range env {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = p
+		}
+	}
+	if bin, err := lookPath(tool, path); err == nil {
+		vctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		arg := "--version"
+		if tool == "go" {
+			arg = "version"
+		}
+		cmd := exec.CommandContext(vctx, bin, arg)
+		cmd.Env = env
+		cmd.Dir = os.TempDir()
+		out, err := cmd.Output()
+		cancel()
+		if err == nil {
+			v = bin + " " + strings.TrimSpace(job.FirstLine(string(out), 200))
+		}
+	}
+	if s.versions == nil {
+		s.versions = map[string]string{}
+	}
+	s.versions[tool] = v
+	return v
+}
+
+// lookPath finds tool on path (a PATH value), as the worker's shell would.
+func lookPath(tool, path string) (string, error) {
+	for _, dir := range strings.Split(path, string(os.PathListSeparator)) {
+		if dir == "" {
+			continue
+		}
+		p := dir + string(os.PathSeparator) + tool
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
