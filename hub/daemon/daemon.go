@@ -357,7 +357,7 @@ func (s *Server) schedule(ctx context.Context) {
 		}
 		if err := s.spawn(ctx, j.ID); err != nil {
 			msg := "could not start the job's shim: " + err.Error()
-			_, _ = s.st.Finish(ctx, j.ID, store.Ending{State: protocol.StateFailed, Error: msg, HeadSHA: j.BaseSHA, CostKnown: true, Text: msg}, time.Now().UTC())
+			_, _ = s.st.Finish(ctx, j.ID, store.Ending{State: protocol.StateFailed, Error: msg, Category: protocol.CategoryPrepare, HeadSHA: j.BaseSHA, CostKnown: true, Text: msg}, time.Now().UTC())
 		}
 		s.poke()
 	}

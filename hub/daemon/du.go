@@ -46,7 +46,7 @@ func (s *Server) du(ctx context.Context, _ protocol.DUParams) (*protocol.DUResul
 	res.Envs = make([]protocol.DUEnv, 0, len(ents))
 	for _, e := range ents {
 		res.Envs = append(res.Envs, protocol.DUEnv{Key: e.Key, Manager: e.Manager, Lockfile: e.Lockfile, Repo: e.Repo, Dirs: e.Dirs,
-			Files: e.Files, Bytes: e.Bytes, LastUsed: e.LastUsed.UTC()})
+			Files: e.Files, Bytes: diskUse(ctx, e.Path), LastUsed: e.LastUsed.UTC()})
 	}
 	res.EnvsBytes = diskUse(ctx, p.EnvsDir())
 	res.LogsBytes = diskUse(ctx, p.LogsDir())

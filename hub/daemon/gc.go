@@ -134,7 +134,7 @@ func (s *Server) collectEnvs(p protocol.GCParams, cutoff, now time.Time) []proto
 	}
 	var items []protocol.GCItem
 	for _, e := range ents {
-		it := protocol.GCItem{Kind: protocol.GCEnv, Path: e.Path, Bytes: e.Bytes, Action: protocol.GCRemove,
+		it := protocol.GCItem{Kind: protocol.GCEnv, Path: e.Path, Bytes: diskUse(context.Background(), e.Path), Action: protocol.GCRemove,
 			Reason: fmt.Sprintf("%s (%s) not used for %s", strings.Join(e.Dirs, ", "), e.Manager, gcAgo(now.Sub(e.LastUsed)))}
 		if e.LastUsed.After(cutoff) {
 			continue // in use: not worth a line

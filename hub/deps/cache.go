@@ -13,10 +13,13 @@ import (
 )
 
 // Cache is hub's environment cache: one folder per key (HUB_HOME/envs/<key>)
-// holding the installed tree (tree/) and what it is (meta.json). An entry
-// is made in a scratch folder beside the others and renamed into place
-// whole, so a reader sees it complete or not at all; the time meta.json
-// was last touched is when a job last used it.
+// holding the installed tree (tree/), what it is (meta.json), and ready
+// copies of the tree (spares/<n>/) that a job takes whole by a rename, so
+// that only the first job of a lockfile waits for a copy: the next copy is
+// made in the background while that job runs. An entry, and each spare, is
+// made in a scratch folder beside the others and renamed into place whole,
+// so a reader sees it complete or not at all; the time meta.json was last
+// touched is when a job last used it.
 type Cache struct{ Dir string }
 
 // Meta describes one cache entry.
@@ -25,10 +28,14 @@ type Meta struct {
 	Manager  string    `json:"manager"`
 	Lockfile string    `json:"lockfile"`
 	Install  string    `json:"install"`
-	Repo     string    `json:"repo"`             // the repository the first job was of
+	Repo     string    `json:"repo"`             // the repository of the job that made it
+	From     string    `json:"from"`             // where the tree was copied from: a fresh install, your checkout
 	Dirs     []string  `json:"dirs"`             // the tree's folders, from the checkout's top
 	Origin   string    `json:"origin,omitempty"` // the checkout it was installed in, for a tree that names its own path
 	Relocate bool      `json:"relocate,omitempty"`
+	// AbsLinks: a link in the tree names a place inside it absolutely, so
+	// a copy cannot move (no spares).
+	AbsLinks bool      `json:"abs_links,omitempty"`
 	Files    int       `json:"files"`
 	Bytes    int64     `json:"bytes"`
 	Made     time.Time `json:"made"`
@@ -40,6 +47,10 @@ type Entry struct {
 	Path     string    // HUB_HOME/envs/<key>
 	LastUsed time.Time // meta.json's modification time
 }
+
+// Spares is how many ready copies of a tree hub keeps: the jobs of one
+// start_many that share a lockfile each find one.
+const Spares = 2
 
 const scratchPrefix = ".new-"
 
@@ -80,11 +91,54 @@ func (c Cache) read(key string) (Entry, error) {
 	return Entry{Meta: m, Path: p, LastUsed: fi.ModTime()}, nil
 }
 
+// Take moves one of the entry's ready copies into the checkout dir, whole:
+// the copy is claimed by one rename (no two jobs get the same), then each
+// of its folders renamed into place. It returns the paths it put in, and
+// false when there was no copy to take (or it could not be moved: a
+// checkout on another filesystem), having put in nothing.
+func (e Entry) Take(dir string) ([]string, bool) {
+	if e.Relocate || e.AbsLinks {
+		return nil, false
+	}
+	spares, _ := os.ReadDir(filepath.Join(e.Path, "spares"))
+	for _, sp := range spares {
+		claim := filepath.Join(dir, ".hub-spare-"+sp.Name())
+		if err := os.Rename(filepath.Join(e.Path, "spares", sp.Name()), claim); err != nil {
+			continue // another job took it, or another filesystem
+		}
+		paths, err := e.moveIn(claim, dir)
+		_ = removeTree(claim)
+		if err == nil {
+			return paths, true
+		}
+		removeAll(dir, e.Dirs)
+	}
+	return nil, false
+}
+
+// moveIn renames a claimed copy's folders into dir.
+func (e Entry) moveIn(claim, dir string) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(claim, "paths"))
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range e.Dirs {
+		to := filepath.Join(dir, filepath.FromSlash(d))
+		if _, err := os.Lstat(to); err == nil {
+			return nil, fmt.Errorf("the checkout has a %s already", d)
+		}
+		if err := os.Rename(filepath.Join(claim, "tree", filepath.FromSlash(d)), to); err != nil {
+			return nil, err
+		}
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
+}
+
 // CopyInto copies the entry's tree into the checkout dir and returns the
 // paths it made.
-func (e Entry) CopyInto(dir string, relocate bool) ([]string, error) {
+func (e Entry) CopyInto(dir string) ([]string, error) {
 	var reloc *relocation
-	if relocate && e.Origin != "" && e.Origin != dir {
+	if e.Relocate && e.Origin != "" && e.Origin != dir {
 		reloc = &relocation{from: e.Origin, to: dir}
 	}
 	var all []string
@@ -92,8 +146,8 @@ func (e Entry) CopyInto(dir string, relocate bool) ([]string, error) {
 		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(d))); err == nil {
 			return all, fmt.Errorf("the checkout has a %s already", d)
 		}
-		paths, err := copyTree(filepath.Join(e.Path, "tree"), dir, d, reloc)
-		all = append(all, paths...)
+		cp, err := copyTree(filepath.Join(e.Path, "tree"), dir, d, reloc)
+		all = append(all, cp.paths...)
 		if err != nil {
 			return all, err
 		}
@@ -101,57 +155,155 @@ func (e Entry) CopyInto(dir string, relocate bool) ([]string, error) {
 	return all, nil
 }
 
-// Store keeps a copy of the dirs of checkout dir (m.Dirs) as key's entry.
-// It returns "" when it did, else why not; a failure leaves nothing behind.
-// An entry another job stored first is kept, and this copy dropped.
-func (c Cache) Store(key, dir string, m Meta) string {
+// Keep makes sure the cache holds key's tree and its ready copies: when it
+// has no entry yet, the dirs of checkout from (a fresh install in a job's
+// worktree, or the user's own checkout) are copied in — and kept only if
+// nothing in them changed while they were copied (a worker already at work
+// in that worktree, the user running an install); then spares are made
+// from the entry. It is meant to run in the background and returns what
+// it did, in a line, or why it kept nothing. One Keep at a time per key
+// (a second one returns at once).
+func (c Cache) Keep(key, from string, m Meta) string {
 	if c.Dir == "" {
 		return "no cache folder"
-	}
-	if _, err := c.read(key); err == nil {
-		return ""
 	}
 	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
 		return err.Error()
 	}
+	unlock, ok := lockKey(filepath.Join(c.Dir, "."+key+".lock"))
+	if !ok {
+		return "" // another job is at it
+	}
+	defer unlock()
+	t0 := time.Now()
+	var did []string
+	e, err := c.read(key)
+	if err != nil {
+		if why := c.store(key, from, m); why != "" {
+			return "not kept: " + why
+		}
+		if e, err = c.read(key); err != nil {
+			return "not kept: " + err.Error()
+		}
+		did = append(did, fmt.Sprintf("kept %s (%d files) as entry %s", strings.Join(e.Dirs, ", "), e.Files, key[:12]))
+	}
+	n, why := c.refill(e)
+	if n > 0 {
+		did = append(did, fmt.Sprintf("made %d ready %s of entry %s", n, plural(n, "copy", "copies"), key[:12]))
+	}
+	if why != "" {
+		did = append(did, why)
+	}
+	if len(did) == 0 {
+		return ""
+	}
+	return strings.Join(did, "; ") + fmt.Sprintf(" in %s", time.Since(t0).Round(time.Millisecond))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// store copies the dirs of checkout from into key's entry; "" when it did.
+func (c Cache) store(key, from string, m Meta) string {
 	tmp, err := os.MkdirTemp(c.Dir, scratchPrefix+key[:min(12, len(key))]+"-")
 	if err != nil {
 		return err.Error()
 	}
-	fail := func(err error) string {
-		_ = os.RemoveAll(tmp)
-		return err.Error()
+	fail := func(why string) string {
+		_ = removeTree(tmp)
+		return why
 	}
 	tree := filepath.Join(tmp, "tree")
 	if err := os.Mkdir(tree, 0o700); err != nil {
-		return fail(err)
+		return fail(err.Error())
 	}
+	stamps := map[string]stamp{}
 	for _, d := range m.Dirs {
 		if strings.Contains(d, "/") {
 			if err := os.MkdirAll(filepath.Join(tree, filepath.Dir(filepath.FromSlash(d))), 0o700); err != nil {
-				return fail(err)
+				return fail(err.Error())
 			}
 		}
-		paths, err := copyTree(dir, tree, d, nil)
+		cp, err := copyTree(from, tree, d, nil)
 		if err != nil {
-			return fail(err)
+			return fail(err.Error())
 		}
-		m.Files += len(paths)
+		m.Files += len(cp.paths)
+		m.AbsLinks = m.AbsLinks || cp.absInside
+		for k, v := range cp.stamps {
+			stamps[k] = v
+		}
 	}
-	m.Key, m.Made, m.Origin = key, time.Now().UTC(), dir
+	if !unchanged(from, m.Dirs, stamps) {
+		return fail(strings.Join(m.Dirs, ", ") + " changed while hub copied it")
+	}
+	m.Key, m.Made, m.Origin = key, time.Now().UTC(), from
 	m.Bytes = size(tree)
 	b, _ := json.MarshalIndent(m, "", "  ")
 	if err := os.WriteFile(filepath.Join(tmp, "meta.json"), b, 0o600); err != nil {
-		return fail(err)
+		return fail(err.Error())
 	}
 	if err := os.Rename(tmp, c.path(key)); err != nil {
-		_ = os.RemoveAll(tmp)
+		_ = removeTree(tmp)
 		if _, rerr := c.read(key); rerr == nil {
 			return "" // another job of the same lockfile stored it first
 		}
 		return err.Error()
 	}
 	return ""
+}
+
+// refill makes ready copies of e's tree until it has Spares; it returns how
+// many it made, and why it made none when it could not.
+func (c Cache) refill(e Entry) (int, string) {
+	if e.Relocate || e.AbsLinks {
+		return 0, ""
+	}
+	dir := filepath.Join(e.Path, "spares")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return 0, err.Error()
+	}
+	made := 0
+	for {
+		have, _ := os.ReadDir(dir)
+		if len(have) >= Spares {
+			return made, ""
+		}
+		tmp, err := os.MkdirTemp(c.Dir, scratchPrefix+"spare-")
+		if err != nil {
+			return made, err.Error()
+		}
+		var paths []string
+		err = os.Mkdir(filepath.Join(tmp, "tree"), 0o700)
+		for _, d := range e.Dirs {
+			if err != nil {
+				break
+			}
+			if strings.Contains(d, "/") {
+				err = os.MkdirAll(filepath.Join(tmp, "tree", filepath.Dir(filepath.FromSlash(d))), 0o700)
+			}
+			if err == nil {
+				var cp copied
+				cp, err = copyTree(filepath.Join(e.Path, "tree"), filepath.Join(tmp, "tree"), d, nil)
+				paths = append(paths, cp.paths...)
+			}
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(tmp, "paths"), []byte(strings.Join(paths, "\x00")+"\x00"), 0o600)
+		}
+		if err == nil {
+			err = os.Rename(tmp, filepath.Join(dir, filepath.Base(tmp)))
+		}
+		if err != nil {
+			_ = removeTree(tmp)
+			return made, "no ready copy: " + err.Error()
+		}
+		made++
+	}
 }
 
 // Drop removes key's entry: renamed aside first, so no job finds it

@@ -13,6 +13,28 @@ import (
 	"github.com/hub-agents/hub/hub/gitx"
 )
 
+// copied is what copyTree made: the paths (files and links, from the
+// top), each source file's stamp as it was read (to tell afterwards that
+// the source did not change during the copy), and whether a link inside
+// the tree names the tree's own place absolutely (a copy that moves
+// elsewhere would point back at the old place).
+type copied struct {
+	paths     []string
+	stamps    map[string]stamp
+	absInside bool
+}
+
+// stamp is what says a file did not change: its size, mode and mtime.
+type stamp struct {
+	size  int64
+	mode  fs.FileMode
+	mtime int64
+}
+
+func stampOf(fi fs.FileInfo) stamp {
+	return stamp{fi.Size(), fi.Mode(), fi.ModTime().UnixNano()}
+}
+
 // relocation rewrites, in the text files of a tree, the absolute path the
 // tree was installed at (from) to where its copy is (to): a Python venv
 // names itself in its scripts' first lines, activate and pyvenv.cfg.
@@ -30,9 +52,9 @@ const maxRelocate = 1 << 20
 // pointing there, absolutely. Other kinds of file are left out. Files are
 // copied by a few workers at once. It returns the slash-separated paths it
 // made, files and links.
-func copyTree(top, into, rel string, reloc *relocation) ([]string, error) {
+func copyTree(top, into, rel string, reloc *relocation) (copied, error) {
 	var (
-		made  []string
+		made  = copied{stamps: map[string]stamp{}}
 		mu    sync.Mutex
 		first error
 		wg    sync.WaitGroup
@@ -93,15 +115,21 @@ func copyTree(top, into, rel string, reloc *relocation) ([]string, error) {
 			}
 			return os.Chmod(dst, info.Mode().Perm()|0o700) // the worker may install more into it
 		case info.Mode().IsRegular():
-			made = append(made, filepath.ToSlash(r))
+			made.paths = append(made.paths, filepath.ToSlash(r))
+			made.stamps[filepath.ToSlash(r)] = stampOf(info)
 			jobs <- job{p, dst, info.Mode().Perm(), info.Size()}
 		case info.Mode()&fs.ModeSymlink != 0:
 			target, err := os.Readlink(p)
 			if err != nil {
 				return err
 			}
-			made = append(made, filepath.ToSlash(r))
-			return os.Symlink(relink(top, into, p, target), dst)
+			made.paths = append(made.paths, filepath.ToSlash(r))
+			made.stamps[filepath.ToSlash(r)] = stampOf(info)
+			to := relink(top, into, p, target)
+			if filepath.IsAbs(to) && to != target {
+				made.absInside = true
+			}
+			return os.Symlink(to, dst)
 		}
 		return nil // a socket, a device, a fifo: nothing a build reads
 	})
@@ -109,6 +137,41 @@ func copyTree(top, into, rel string, reloc *relocation) ([]string, error) {
 	wg.Wait()
 	return made, errors.Join(werr, first)
 }
+
+// unchanged says whether top/rels holds exactly the files of stamps,
+// each as it was: nothing added, removed or written since.
+func unchanged(top string, rels []string, stamps map[string]stamp) bool {
+	n := 0
+	for _, rel := range rels {
+		err := filepath.WalkDir(filepath.Join(top, filepath.FromSlash(rel)), func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				return nil
+			}
+			r, err := filepath.Rel(top, p)
+			if err != nil {
+				return err
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			if st, ok := stamps[filepath.ToSlash(r)]; !ok || st != stampOf(fi) {
+				return errChanged
+			}
+			n++
+			return nil
+		})
+		if err != nil {
+			return false
+		}
+	}
+	return n == len(stamps)
+}
+
+var errChanged = errors.New("changed")
 
 // copyFile copies one file, relocating a small one that names reloc.from.
 func copyFile(src, dst string, perm fs.FileMode, size int64, reloc *relocation) error {

@@ -221,36 +221,51 @@ func TestInstallThenCache(t *testing.T) {
 	wt1 := worktree(t, top, base)
 	e, ran := env(t, r, base, wt1, cache)
 	outs, err := Make(context.Background(), e, trees)
-	if err != nil || outs[0].Source != SourceInstalled || outs[0].Cached != "" || len(*ran) != 1 {
+	if err != nil || outs[0].Source != SourceInstalled || len(*ran) != 1 {
 		t.Fatalf("first: %+v, %v, ran %q", outs, err, *ran)
 	}
 	key := outs[0].Key
 	if b, err := exec.Command(filepath.Join(wt1, "node_modules/.bin/dep")).Output(); err != nil || string(b) != "42\n" {
 		t.Fatalf("the installed bin: %q, %v", b, err)
 	}
-	if !strings.Contains(outs[0].Line(), "kept in hub's cache (entry "+key[:12]+")") {
-		t.Errorf("line %q", outs[0].Line())
+	// In the background, while the worker would run: the tree goes into
+	// the cache, with ready copies.
+	if line := e.Keep(outs[0]); !strings.Contains(line, "as entry "+key[:12]) || !strings.Contains(line, "made 2 ready copies") {
+		t.Errorf("keep: %q", line)
 	}
 	ents, scratch, err := (Cache{cache}).List()
 	if err != nil || len(ents) != 1 || len(scratch) != 0 || ents[0].Key != key || ents[0].Manager != "npm" || ents[0].Files != len(outs[0].Paths) {
 		t.Fatalf("cache after the first: %+v, %+v, %v", ents, scratch, err)
 	}
 
-	wt2 := worktree(t, top, base)
-	e, ran = env(t, r, base, wt2, cache)
-	outs, err = Make(context.Background(), e, trees)
-	if err != nil || outs[0].Source != SourceCache || len(*ran) != 0 || outs[0].Key != key {
-		t.Fatalf("second: %+v, %v, ran %q", outs, err, *ran)
+	// The next jobs each take a ready copy whole (nothing is copied while
+	// they wait), until there is none: then a copy of the entry.
+	for i, spare := range []bool{true, true, false} {
+		wt := worktree(t, top, base)
+		e, ran = env(t, r, base, wt, cache)
+		outs, err = Make(context.Background(), e, trees)
+		if err != nil || outs[0].Source != SourceCache || outs[0].Spare != spare || len(*ran) != 0 || outs[0].Key != key {
+			t.Fatalf("job %d: %+v, %v, ran %q", i+2, outs, err, *ran)
+		}
+		if b, err := exec.Command(filepath.Join(wt, "node_modules/.bin/dep")).Output(); err != nil || string(b) != "42\n" {
+			t.Fatalf("job %d: the cached bin: %q, %v", i+2, b, err)
+		}
+		if len(outs[0].Paths) != ents[0].Files {
+			t.Errorf("job %d: %d paths, want %d", i+2, len(outs[0].Paths), ents[0].Files)
+		}
+		// The copy is the worktree's own: a write to it reaches no cache entry.
+		if err := os.WriteFile(filepath.Join(wt, "node_modules/dep/index.js"), []byte("module.exports = 0\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(ents[0].Path, "tree/node_modules/dep/index.js")); string(b) != "module.exports = 42\n" {
+			t.Errorf("a write in the worktree reached the cache: %q", b)
+		}
 	}
-	if b, err := exec.Command(filepath.Join(wt2, "node_modules/.bin/dep")).Output(); err != nil || string(b) != "42\n" {
-		t.Fatalf("the cached bin: %q, %v", b, err)
+	if line := e.Keep(outs[0]); line == "" || strings.Contains(line, "as entry") {
+		t.Errorf("keep after the spares were taken: %q", line)
 	}
-	// The copy is the worktree's own: a write to it reaches no cache entry.
-	if err := os.WriteFile(filepath.Join(wt2, "node_modules/dep/index.js"), []byte("module.exports = 0\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(filepath.Join(ents[0].Path, "tree/node_modules/dep/index.js")); string(b) != "module.exports = 42\n" {
-		t.Errorf("a write in the worktree reached the cache: %q", b)
+	if spares, _ := os.ReadDir(filepath.Join(ents[0].Path, "spares")); len(spares) != Spares {
+		t.Errorf("%d ready copies after a refill, want %d", len(spares), Spares)
 	}
 
 	// A new lockfile at a later commit: a new key, installed anew.
@@ -268,6 +283,7 @@ func TestInstallThenCache(t *testing.T) {
 	if err != nil || outs[0].Source != SourceInstalled || outs[0].Key == key || len(*ran) != 1 {
 		t.Fatalf("after the lockfile changed: %+v, %v, ran %q", outs, err, *ran)
 	}
+	e.Keep(outs[0])
 	if ents, _, _ := (Cache{cache}).List(); len(ents) != 2 {
 		t.Errorf("cache entries: %d, want 2", len(ents))
 	}
@@ -331,6 +347,7 @@ func TestCustomDeps(t *testing.T) {
 		if err != nil || outs[0].Source != want || strings.Join(outs[0].Tree.Dirs, ",") != "gen.txt,vendor" || len(*ran) != 1-i {
 			t.Fatalf("job %d: %+v, %v, ran %q", i+1, outs, err, *ran)
 		}
+		e.Keep(outs[0])
 		if b, _ := os.ReadFile(filepath.Join(wt, "vendor/a/f")); string(b) != "made\n" {
 			t.Errorf("job %d: vendor/a/f = %q", i+1, b)
 		}
@@ -383,13 +400,56 @@ func TestVenvRelocated(t *testing.T) {
 		wts = append(wts, wt)
 		e, _ := env(t, r, base, wt, cache)
 		outs, err := Make(context.Background(), e, trees)
-		if err != nil || outs[0].Source != want {
+		if err != nil || outs[0].Source != want || outs[0].Spare {
 			t.Fatalf("job %d: %+v, %v", i+1, outs, err)
 		}
+		e.Keep(outs[0])
 	}
 	os.RemoveAll(wts[0]) // the first checkout is gone: the copy must not need it
 	out, err := exec.Command(filepath.Join(wts[1], ".venv/bin/pip"), "--version").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), filepath.Join(wts[1], ".venv")) {
 		t.Fatalf("the copied venv's pip: %v\n%s", err, out)
+	}
+}
+
+// TestKeepRefusesAChangingTree: a tree that changes while hub copies it
+// into the cache (a worker already writing in the worktree) is not kept.
+func TestKeepRefusesAChangingTree(t *testing.T) {
+	top, base := nodeProject(t)
+	r := open(t, top)
+	cache := filepath.Join(t.TempDir(), "envs")
+	trees, _ := Detect(r, base, Settings{})
+	wt := worktree(t, top, base)
+	e, _ := env(t, r, base, wt, cache)
+	outs, err := Make(context.Background(), e, trees)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stamps := map[string]stamp{}
+	cp, err := copyTree(wt, t.TempDir(), "node_modules", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range cp.stamps {
+		stamps[k] = v
+	}
+	if !unchanged(wt, []string{"node_modules"}, stamps) {
+		t.Fatal("an untouched tree counts as changed")
+	}
+	write(t, filepath.Join(wt, "node_modules/dep/extra.js"), "x\n", 0o644)
+	if unchanged(wt, []string{"node_modules"}, stamps) {
+		t.Fatal("a file added does not count as a change")
+	}
+	os.Remove(filepath.Join(wt, "node_modules/dep/extra.js"))
+	future := time.Now().Add(time.Hour)
+	os.Chtimes(filepath.Join(wt, "node_modules/dep/index.js"), future, future)
+	if unchanged(wt, []string{"node_modules"}, stamps) {
+		t.Fatal("a file written does not count as a change")
+	}
+	// Keep of the changed tree still keeps it (it changed before the copy,
+	// not during it); nothing half-made stays either way.
+	e.Keep(outs[0])
+	if _, scratch, _ := (Cache{cache}).List(); len(scratch) != 0 {
+		t.Errorf("scratch left: %+v", scratch)
 	}
 }

@@ -58,7 +58,11 @@ type Outcome struct {
 	Files   int           // files and links put in the checkout
 	Paths   []string      // what was put in, from the top (for Commit to leave out)
 	Took    time.Duration // the whole step
-	Cached  string        // after an install: why the tree was not kept in the cache, if it was not
+	// Spare: from the cache, a ready copy was moved in (no copy waited for).
+	Spare bool
+	// from is the checkout the tree can be kept from (the user's, or the
+	// job's own after an install); see Keep.
+	from string
 	// NotCheckout says why a Node tree was not copied from the user's
 	// checkout, when hub installed it instead.
 	NotCheckout string
@@ -83,6 +87,9 @@ func (o Outcome) Line() string {
 	case "":
 		return fmt.Sprintf("dependencies: %s not made ready: %s", what, o.Skipped)
 	case SourceCache:
+		if o.Spare {
+			return fmt.Sprintf("dependencies: %s moved in from hub's cache (a ready copy of entry %s): %d files in %s", what, o.Key[:12], o.Files, took)
+		}
 		return fmt.Sprintf("dependencies: %s copied from hub's cache (entry %s): %d files in %s", what, o.Key[:12], o.Files, took)
 	case SourceCheckout:
 		return fmt.Sprintf("dependencies: %s copied from your checkout, whose %s is the base's: %d files in %s", what, t.Lockfile, o.Files, took)
@@ -93,10 +100,6 @@ func (o Outcome) Line() string {
 	}
 	if len(t.Dirs) == 0 {
 		line += " (into the shared cache)"
-	} else if o.Cached != "" {
-		line += "; not kept in hub's cache: " + o.Cached
-	} else {
-		line += fmt.Sprintf("; kept in hub's cache (entry %s) for the next job", o.Key[:12])
 	}
 	return line
 }
@@ -168,18 +171,22 @@ func (e Env) make(ctx context.Context, t Tree) (Outcome, error) {
 	o.Key = t.Key(ver)
 	if len(t.Dirs) > 0 || t.Manager == "custom" {
 		if ent, ok := e.Cache.Lookup(o.Key); ok {
+			o.Tree.Dirs = ent.Dirs
+			if paths, ok := ent.Take(e.Dir); ok {
+				o.Source, o.Spare, o.Files, o.Paths = SourceCache, true, len(paths), paths
+				return o, nil
+			}
 			e.Progress(fmt.Sprintf("setting up: copying %s from hub's cache", strings.Join(ent.Dirs, ", ")))
-			paths, err := ent.CopyInto(e.Dir, t.Relocate)
+			paths, err := ent.CopyInto(e.Dir)
 			o.Files, o.Paths = len(paths), paths
 			if err == nil {
 				o.Source = SourceCache
-				o.Tree.Dirs = ent.Dirs
 				return o, nil
 			}
 			// A broken entry: take out what it put in, drop it, install.
 			removeAll(e.Dir, ent.Dirs)
 			_ = e.Cache.Drop(o.Key)
-			o.Files, o.Paths = 0, nil
+			o.Files, o.Paths, o.Tree.Dirs = 0, nil, t.Dirs
 		}
 		if isNode(t) {
 			why := e.fromCheckout(&o)
@@ -219,14 +226,14 @@ func (e Env) fromCheckout(o *Outcome) string {
 		if _, err := os.Lstat(filepath.Join(e.Dir, d)); err == nil {
 			continue // the commit has one (tracked): never overwrite it
 		}
-		paths, err := copyTree(top, e.Dir, d, nil)
-		all = append(all, paths...)
+		cp, err := copyTree(top, e.Dir, d, nil)
+		all = append(all, cp.paths...)
 		if err != nil {
 			removeAll(e.Dir, dirs)
 			return "copying it failed: " + err.Error()
 		}
 	}
-	o.Source, o.Files, o.Paths, o.Tree.Dirs = SourceCheckout, len(all), all, dirs
+	o.Source, o.Files, o.Paths, o.Tree.Dirs, o.from = SourceCheckout, len(all), all, dirs, top
 	return ""
 }
 
@@ -257,10 +264,25 @@ func (e Env) install(ctx context.Context, o *Outcome) error {
 		removeAll(e.Dir, made)
 		return fmt.Errorf("list what `%s` installed: %w", t.Install, err)
 	}
-	o.Files, o.Paths = len(paths), paths
-	o.Cached = e.Cache.Store(o.Key, e.Dir, Meta{Manager: t.Manager, Lockfile: t.Lockfile, Install: t.Install, Repo: e.Repo.Top,
-		Dirs: o.Tree.Dirs, Relocate: t.Relocate})
+	o.Files, o.Paths, o.from = len(paths), paths, e.Dir
 	return nil
+}
+
+// Keep fills the cache from what Make did for o, to be run in the
+// background once the job's checkout is ready: a tree installed or copied
+// from the user's checkout becomes an entry (if nothing in it changes
+// while it is copied), and every entry gets its ready copies. It returns
+// the journal's line ("" when there was nothing to do).
+func (e Env) Keep(o Outcome) string {
+	if o.Key == "" || len(o.Tree.Dirs) == 0 || o.Source == "" {
+		return ""
+	}
+	line := e.Cache.Keep(o.Key, o.from, Meta{Manager: o.Tree.Manager, Lockfile: o.Tree.Lockfile, Install: o.Tree.Install,
+		Repo: e.Repo.Top, From: o.Source, Dirs: o.Tree.Dirs, Relocate: o.Tree.Relocate})
+	if line == "" {
+		return ""
+	}
+	return "hub's cache: " + line
 }
 
 // installFix is what to do when a tree's install failed.

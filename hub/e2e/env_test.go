@@ -15,6 +15,7 @@ import (
 	"github.com/hub-agents/hub/hub/client"
 	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/sandbox"
 )
 
 // waitEnded waits until every job in ids has ended and returns their statuses.
@@ -151,7 +152,9 @@ func TestRealProjects(t *testing.T) {
 	}
 	ids := []string{jobs[0].id, jobs[1].id, jobs[2].id}
 	waitEnded(t, ctx, c, ids...)
-	// The second job of hash.js's lockfile, once the first filled the cache.
+	// The second job of hash.js's lockfile, once the first filled the cache
+	// (in the background: its shim exits when that is done).
+	waitUnlocked(t, ctx, w.paths.ShimLock(jobs[1].id))
 	second := &job{name: "hash.js again (from hub's cache)", repo: jobs[1].repo, source: "hub's cache", before: jobs[1].before}
 	second.id = call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
 		Task: "run the project's tests", Repo: second.repo, Engine: "exec", Exec: hj.Test, Verify: hj.Test}).ID
@@ -176,9 +179,14 @@ func TestRealProjects(t *testing.T) {
 			sameFingerprint(t, "the user's checkout", j.before, fingerprint(t, j.repo))
 		})
 	}
-	ents, err := os.ReadDir(w.paths.EnvsDir())
-	if err != nil || len(ents) != 1 {
-		t.Errorf("hub's cache holds %d entries (%v), want hash.js's one", len(ents), err)
+	// The cache holds both npm trees (object-inspect's copied from the
+	// checkout, hash.js's installed), each with its ready copies.
+	var du protocol.DUResult
+	if err := c.Call(ctx, protocol.MethodDU, protocol.DUParams{}, &du); err != nil {
+		t.Fatal(err)
+	}
+	if len(du.Envs) != 2 || du.EnvsBytes == 0 {
+		t.Errorf("hub du: %d cache entries, %d bytes; want 2", len(du.Envs), du.EnvsBytes)
 	}
 }
 
@@ -348,5 +356,40 @@ func TestSetupBadInput(t *testing.T) {
 				t.Errorf("a branch was made: %s", out)
 			}
 		})
+	}
+}
+
+// TestSetupSandboxed: at untrusted, the setup runs inside the job's
+// sandbox — it cannot read the user's files outside the checkout — with
+// the network an install needs (it reaches a listener on the host's
+// loopback), while the worker that follows has none. Verify's checkout is
+// set up the same way.
+func TestSetupSandboxed(t *testing.T) {
+	if a := sandbox.Probe(); !a.OK || !a.Network {
+		t.Fatalf("the sandbox is needed here (make test installs bubblewrap): %s %s", a.Reason, a.NoNetworkReason)
+	}
+	w := newWorld(t)
+	ctx := deadline(t, 2*time.Minute)
+	c := w.connect(ctx)
+	ln := hubtest.Listen(t)
+	secret := filepath.Join(t.TempDir(), "secret.txt")
+	writeFile(t, secret, "user's own\n")
+	connect := fmt.Sprintf(`node -e "require('net').connect(%d,'127.0.0.1').on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))"`, ln.Port)
+	setup := fmt.Sprintf(`if cat %s 2>/dev/null; then echo "setup read the user's file" >&2; exit 9; fi; %s && echo reached > net.txt`, secret, connect)
+	repo := hubtest.Repo(t, filepath.Join(t.TempDir(), "repo"), map[string]string{".gitignore": "net.txt\n"})
+	id := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "offline work", Repo: repo, Engine: "exec",
+		Isolation: protocol.IsolationUntrusted, Setup: setup,
+		Exec: "grep -q reached net.txt && if " + connect + "; then echo online > worker.txt; else echo offline > worker.txt; fi", Verify: "grep -q reached net.txt"}).ID
+	waitEnded(t, ctx, c, id)
+	r := evidenceOf(t, ctx, c, id)
+	if r.State != protocol.StateSucceeded {
+		t.Fatalf("state %s category %q: %s\n%s", r.State, r.Evidence.Category, r.Evidence.Error, r.Full)
+	}
+	if got := hubtest.Git(t, repo, "show", "hub/"+id+":worker.txt"); got != "offline" {
+		t.Errorf("the worker at untrusted was %s", got)
+	}
+	// Two setups connected (the job's checkout and verify's); the worker did not.
+	if n := ln.Connections(); n != 2 {
+		t.Errorf("the listener got %d connections, want 2 (one per setup)", n)
 	}
 }

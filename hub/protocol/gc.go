@@ -33,7 +33,7 @@ type DUEnv struct {
 	Repo     string    `json:"repo"`     // the repository of the job that installed it
 	Dirs     []string  `json:"dirs"`     // node_modules, .venv, …
 	Files    int       `json:"files"`
-	Bytes    int64     `json:"bytes"`
+	Bytes    int64     `json:"bytes"`     // the tree and its ready copies
 	LastUsed time.Time `json:"last_used"` // when a job last got a copy of it (or it was made)
 }
 

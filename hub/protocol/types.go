@@ -56,6 +56,23 @@ const (
 	CategoryTimeout = "timeout" // the job ran past its timeout
 )
 
+// CategoryOf is why a job that ended in state did not succeed: category
+// when one was named, else what the state says (a failure with no step
+// named is the worker's); "" for a success.
+func CategoryOf(state State, category string) string {
+	switch {
+	case state == StateSucceeded || !state.Terminal():
+		return ""
+	case category != "":
+		return category
+	case state == StateCancelled:
+		return CategoryStopped
+	case state == StateTimedOut:
+		return CategoryTimeout
+	}
+	return CategoryWorker
+}
+
 // Categories lists every category.
 var Categories = []string{CategoryPrepare, CategorySetup, CategoryWorker, CategoryCommit, CategoryVerify, CategoryRubric, CategoryStopped, CategoryTimeout}
 

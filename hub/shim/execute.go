@@ -764,7 +764,7 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 			ev.Status, ev.Error = end.state, end.err
 		}
 	}
-	end.category = categoryOf(end)
+	end.category = protocol.CategoryOf(end.state, end.category)
 	ev.Category = end.category
 	ev.Env = s.env
 	ev.Timings.SetupMS = s.setupTook.Milliseconds()
@@ -799,22 +799,6 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 		s.o.Log.Error().Err(err).Msg("finish job")
 	}
 	s.journalLine(0, time.Now().UTC(), protocol.EventState, string(end.state), map[string]string{"reason": end.err})
-}
-
-// categoryOf is why an ending did not succeed: its own category, else
-// what its state says (a failure with no step named is the worker's).
-func categoryOf(end ending) string {
-	switch {
-	case end.state == protocol.StateSucceeded:
-		return ""
-	case end.category != "":
-		return end.category
-	case end.state == protocol.StateCancelled:
-		return protocol.CategoryStopped
-	case end.state == protocol.StateTimedOut:
-		return protocol.CategoryTimeout
-	}
-	return protocol.CategoryWorker
 }
 
 // removeCheckout removes a checkout hub made: a linked one under the

@@ -90,6 +90,9 @@ func (s *shim) setUp(ctx context.Context, c *gitx.Checkout, rev string, forVerif
 			}
 		}}
 	outs, err := deps.Make(ctx, env, trees)
+	if err == nil {
+		s.keep(env, outs)
+	}
 	for _, o := range outs {
 		if err == nil || o.Source != "" {
 			if kerr := c.KeepOut(o.Paths); kerr != nil && err == nil {
@@ -131,6 +134,41 @@ func (s *shim) setUp(ctx context.Context, c *gitx.Checkout, rev string, forVerif
 		s.record(ctx, protocol.EventNote, fmt.Sprintf("setup: `%s` exited 0 in %s", job.FirstLine(set.Setup, 120), st.Took.Round(time.Millisecond)), step)
 	}
 	return nil
+}
+
+// keep fills hub's cache in the background from what Make did: the tree
+// it installed or copied from the user's checkout, and ready copies for the
+// next jobs of the same lockfile. What it did goes to the shim's log and the
+// setup log (the job's journal may have ended by then).
+func (s *shim) keep(env deps.Env, outs []deps.Outcome) {
+	for _, o := range outs {
+		s.keeps.Add(1)
+		go func() {
+			defer s.keeps.Done()
+			if line := env.Keep(o); line != "" {
+				s.o.Log.Info().Str("tree", strings.Join(o.Tree.Dirs, ",")).Msg(line)
+				if f, err := os.OpenFile(s.o.Paths.SetupLog(s.job.ID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+					fmt.Fprintf(f, "# %s\n", line)
+					f.Close()
+				}
+			}
+		}()
+	}
+}
+
+// keepWait bounds how long a shim stays after its job ended, filling the
+// cache; what it leaves unfinished is a scratch folder hub gc removes.
+const keepWait = 10 * time.Minute
+
+// waitKeeps waits for the background cache fills, up to keepWait.
+func (s *shim) waitKeeps() {
+	done := make(chan struct{})
+	go func() { s.keeps.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(keepWait):
+		s.o.Log.Warn().Msg("cache fills still running; leaving them")
+	}
 }
 
 // setupStep runs one command of a checkout's setup: in the job's sandbox at

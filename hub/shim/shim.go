@@ -88,6 +88,9 @@ type shim struct {
 	env       []protocol.EnvStep
 	setupTook time.Duration
 	versions  map[string]string
+	// keeps are the cache fills started in the background after a
+	// checkout was set up; the shim waits for them (a while) before it exits.
+	keeps sync.WaitGroup
 }
 
 // Run runs the job to its end. It returns ErrOwned when another shim holds
@@ -169,12 +172,13 @@ func Run(ctx context.Context, o Options) error {
 	s.poke()
 	// Give the notifier a moment to tell the daemon about the ending.
 	s.flushNotify()
+	s.waitKeeps()
 	return nil
 }
 
 // fail closes the job as failed before it ever ran.
 func (s *shim) fail(ctx context.Context, msg string) error {
-	_, err := s.st.Finish(ctx, s.job.ID, store.Ending{State: protocol.StateFailed, Error: msg, HeadSHA: s.job.BaseSHA,
+	_, err := s.st.Finish(ctx, s.job.ID, store.Ending{State: protocol.StateFailed, Error: msg, Category: protocol.CategoryPrepare, HeadSHA: s.job.BaseSHA,
 		CostKnown: true, Text: msg}, time.Now().UTC())
 	s.poke()
 	if err != nil {

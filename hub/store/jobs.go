@@ -435,7 +435,7 @@ func (s *Store) Finish(ctx context.Context, id string, e Ending, now time.Time) 
 		j.State = e.State
 		j.EndedAt = stamp(now)
 		j.HeadSHA, j.Salvaged, j.Error, j.Summary = e.HeadSHA, e.Salvaged, e.Error, e.Summary
-		j.Category = e.Category
+		j.Category = protocol.CategoryOf(e.State, e.Category)
 		j.CostMicros, j.CostKnown, j.Tokens = cost, e.CostKnown, e.Tokens
 		j.Evidence = e.Evidence
 		if err := putJob(ctx, tx, j); err != nil {

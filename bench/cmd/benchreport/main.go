@@ -35,7 +35,7 @@ func main() {
 	out := flag.String("out", "docs/benchmarks.md", "where to write the report; plots go to a folder named after it")
 	runs := flag.Int("runs", 15, "repetitions per figure")
 	quick := flag.Bool("quick", false, "fewer runs and no 50,000-file repo: to try the harness, not to publish")
-	only := flag.String("only", "", "run only these sections (comma-separated: tokens,readiness,wake,cold,fleet,ledger,loop,gobench)")
+	only := flag.String("only", "", "run only these sections (comma-separated: tokens,readiness,wake,cold,fleet,ledger,loop,gobench,realproj)")
 	flag.Parse()
 	if *quick {
 		*runs = 3
@@ -94,6 +94,7 @@ type env struct {
 	runs      int
 	quick     bool
 	repos     map[int]string // sample repositories by file count
+	subjects  string         // the real projects scripts/subjects.sh fetched
 	began     time.Time
 }
 
@@ -111,6 +112,16 @@ func run(out string, runs int, quick bool, only string) error {
 	e.bin = filepath.Join(work, "bin", "hub")
 	if b, err := exec.Command("go", "build", "-o", e.bin, "./cmd/hub").CombinedOutput(); err != nil {
 		return fmt.Errorf("build: %v\n%s", err, b)
+	}
+	// The real projects, fetched (once) where the user's caches are, before
+	// HOME moves into the scratch folder.
+	if only == "" || slices.Contains(strings.Split(only, ","), "realproj") {
+		step("fetching the real projects (scripts/subjects.sh)")
+		if e.subjects, err = subjectsDir(root); err != nil {
+			return err
+		}
+		// The daemon's installs and the floor's use the same warm npm cache.
+		os.Setenv("NPM_CONFIG_CACHE", filepath.Join(e.subjects, "npm-cache"))
 	}
 	// Go's caches live under HOME by default; keep the real ones for the
 	// `go test -bench` runs, which otherwise rebuild and re-download all.
@@ -176,6 +187,7 @@ func run(out string, runs int, quick bool, only string) error {
 		{"ledger", "ledger", ledgerSection},
 		{"loop", "built-in worker", loopSection},
 		{"gobench", "Go benchmarks", goBenchSection},
+		{"realproj", "readiness on real projects", realProjectSection},
 	} {
 		if only != "" && !slices.Contains(strings.Split(only, ","), s.key) {
 			continue

@@ -1288,6 +1288,7 @@ export interface DUEnv {
   /** node_modules, .venv, … */
   dirs: string[];
   files: number;
+  /** the tree and its ready copies */
   bytes: number;
   /** when a job last got a copy of it (or it was made) */
   last_used: string;
