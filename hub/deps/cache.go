@@ -24,15 +24,15 @@ type Cache struct{ Dir string }
 
 // Meta describes one cache entry.
 type Meta struct {
-	Key      string    `json:"key"`
-	Manager  string    `json:"manager"`
-	Lockfile string    `json:"lockfile"`
-	Install  string    `json:"install"`
-	Repo     string    `json:"repo"`             // the repository of the job that made it
-	From     string    `json:"from"`             // where the tree was copied from: a fresh install, your checkout
-	Dirs     []string  `json:"dirs"`             // the tree's folders, from the checkout's top
-	Origin   string    `json:"origin,omitempty"` // the checkout it was installed in, for a tree that names its own path
-	Relocate bool      `json:"relocate,omitempty"`
+	Key      string   `json:"key"`
+	Manager  string   `json:"manager"`
+	Lockfile string   `json:"lockfile"`
+	Install  string   `json:"install"`
+	Repo     string   `json:"repo"`             // the repository of the job that made it
+	From     string   `json:"from"`             // where the tree was copied from: a fresh install, your checkout
+	Dirs     []string `json:"dirs"`             // the tree's folders, from the checkout's top
+	Origin   string   `json:"origin,omitempty"` // the checkout it was installed in, for a tree that names its own path
+	Relocate bool     `json:"relocate,omitempty"`
 	// AbsLinks: a link in the tree names a place inside it absolutely, so
 	// a copy cannot move (no spares).
 	AbsLinks bool      `json:"abs_links,omitempty"`
