@@ -133,37 +133,15 @@ func printGC(ios *IO, res protocol.GCResult) {
 			if it.Branch != "" {
 				what = it.Branch
 			}
-			action := verb(it.Action)
-			if it.Error != "" {
-				action = "FAILED"
-			}
 			size := ""
 			if it.Path != "" {
 				size = humanSize(it.Bytes)
 			}
-			line := fmt.Sprintf("    %-7s %-11s %9s  %s", action, it.Kind, size, what)
-			switch {
-			case it.Error != "":
-				line += ": " + it.Error
-			case it.Reason != "":
-				line += ": " + it.Reason
-			}
-			ios.printf("%s\n", line)
+			ios.printf("%s\n", gcItemLine("    ", fmt.Sprintf(" %-11s %9s  %s", it.Kind, size, what), verb, it))
 		}
 	}
 	for _, it := range res.Envs {
-		action := verb(it.Action)
-		if it.Error != "" {
-			action = "FAILED"
-		}
-		line := fmt.Sprintf("env cache %-7s %9s  %s", action, humanSize(it.Bytes), it.Path)
-		switch {
-		case it.Error != "":
-			line += ": " + it.Error
-		case it.Reason != "":
-			line += ": " + it.Reason
-		}
-		ios.printf("%s\n", line)
+		ios.printf("%s\n", gcItemLine("env cache ", fmt.Sprintf(" %9s  %s", humanSize(it.Bytes), it.Path), verb, it))
 	}
 	age := humanAge(time.Duration(res.OlderThanS) * time.Second)
 	jobs := func(n int) string {
@@ -180,6 +158,23 @@ func printGC(ios *IO, res protocol.GCResult) {
 	}
 	ios.printf("dry run: would free %s from %s (ended over %s ago); keep %d, skip %d; %s; hub gc --apply removes what says remove\n",
 		humanSize(res.FreedBytes), jobs(count[protocol.GCRemove]), age, count[protocol.GCKeep], count[protocol.GCSkip], clean)
+}
+
+// gcItemLine is an item's line: lead, its action, what, then the error
+// or the reason.
+func gcItemLine(lead, what string, verb func(string) string, it protocol.GCItem) string {
+	action := verb(it.Action)
+	if it.Error != "" {
+		action = "FAILED"
+	}
+	line := fmt.Sprintf("%s%-7s%s", lead, action, what)
+	switch {
+	case it.Error != "":
+		line += ": " + it.Error
+	case it.Reason != "":
+		line += ": " + it.Reason
+	}
+	return line
 }
 
 // parseAge reads --older-than: whole days (30d) or a Go duration (12h, 90m, 0).

@@ -89,14 +89,7 @@ func (s *Server) collect(ctx context.Context, p protocol.GCParams, olderThan tim
 			res.Clean++
 			continue
 		}
-		for _, it := range g.Items {
-			switch {
-			case it.Error != "":
-				res.Failed++
-			case it.Action == protocol.GCRemove:
-				res.FreedBytes += it.Bytes
-			}
-		}
+		tally(res, g.Items)
 		if p.Apply && g.Action == protocol.GCRemove {
 			touched = true
 			_, _ = s.st.AppendEvent(context.WithoutCancel(ctx), g.ID, protocol.EventNote, "gc: "+removedText(g.Items), nil, now)
@@ -107,7 +100,13 @@ func (s *Server) collect(ctx context.Context, p protocol.GCParams, olderThan tim
 		s.poke()
 	}
 	res.Envs = s.collectEnvs(p, cutoff, now)
-	for _, it := range res.Envs {
+	tally(res, res.Envs)
+	return res, nil
+}
+
+// tally counts items into res: the bytes removed, the removals that failed.
+func tally(res *protocol.GCResult, items []protocol.GCItem) {
+	for _, it := range items {
 		switch {
 		case it.Error != "":
 			res.Failed++
@@ -115,7 +114,6 @@ func (s *Server) collect(ctx context.Context, p protocol.GCParams, olderThan tim
 			res.FreedBytes += it.Bytes
 		}
 	}
-	return res, nil
 }
 
 // scratchAge is how old a folder an install left in the cache must be

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/deps"
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/job"
@@ -574,5 +575,57 @@ func gcWriteFile(t *testing.T, path, body string) {
 	}
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestGCEnvCache: gc removes the cache entries no job used for as long as
+// the retention (with their ready copies) and what an interrupted install
+// left over an hour ago; a recently used entry, and a scratch folder an
+// install may still be writing, stay. du counts them all.
+func TestGCEnvCache(t *testing.T) {
+	w := newGCWorld(t)
+	c := deps.Cache{Dir: w.paths.EnvsDir()}
+	from := t.TempDir()
+	gcWriteFile(t, filepath.Join(from, "node_modules", "dep", "index.js"), "module.exports = 1\n")
+	old, recent := strings.Repeat("a", 32), strings.Repeat("b", 32)
+	for _, key := range []string{old, recent} {
+		if line := c.Keep(key, from, deps.Meta{Manager: "npm", Lockfile: "package-lock.json", Dirs: []string{"node_modules"}}); !strings.Contains(line, "made 2 ready copies") {
+			t.Fatalf("keep %s: %q", key, line)
+		}
+	}
+	long := w.now.Add(-40 * 24 * time.Hour)
+	if err := os.Chtimes(filepath.Join(c.Dir, old, "meta.json"), long, long); err != nil {
+		t.Fatal(err)
+	}
+	stale, fresh := filepath.Join(c.Dir, ".new-stale"), filepath.Join(c.Dir, ".new-fresh")
+	gcWriteFile(t, filepath.Join(stale, "tree", "x"), "x")
+	gcWriteFile(t, filepath.Join(fresh, "tree", "x"), "x")
+	if err := os.Chtimes(stale, w.now.Add(-2*time.Hour), w.now.Add(-2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	du, err := w.s.du(w.ctx, protocol.DUParams{})
+	if err != nil || len(du.Envs) != 2 || du.Envs[0].Key != recent || du.Envs[1].Bytes < 3*int64(len("module.exports = 1\n")) {
+		t.Fatalf("du: %+v, %v", du.Envs, err)
+	}
+	for _, apply := range []bool{false, true} {
+		res := w.gc(apply, false)
+		var paths []string
+		for _, it := range res.Envs {
+			if it.Action != protocol.GCRemove || it.Error != "" {
+				t.Errorf("apply %v: %+v", apply, it)
+			}
+			paths = append(paths, filepath.Base(it.Path))
+		}
+		if strings.Join(paths, ",") != old+",.new-stale" {
+			t.Errorf("apply %v: gc would remove %v", apply, paths)
+		}
+	}
+	for p, want := range map[string]bool{filepath.Join(c.Dir, old): false, stale: false, filepath.Join(c.Dir, recent): true, fresh: true} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s exists: %v, want %v", p, err == nil, want)
+		}
+	}
+	if _, scratch, _ := c.List(); len(scratch) != 1 {
+		t.Errorf("scratch after gc: %+v (want the fresh one only)", scratch)
 	}
 }

@@ -102,9 +102,11 @@ func (e Entry) Take(dir string) ([]string, bool) {
 	}
 	spares, _ := os.ReadDir(filepath.Join(e.Path, "spares"))
 	for _, sp := range spares {
-		claim := filepath.Join(dir, ".hub-spare-"+sp.Name())
+		// Claimed into a scratch name of the cache (never into the
+		// checkout, where a crash would leave it for a commit to find).
+		claim := filepath.Join(filepath.Dir(e.Path), scratchPrefix+"claim-"+sp.Name())
 		if err := os.Rename(filepath.Join(e.Path, "spares", sp.Name()), claim); err != nil {
-			continue // another job took it, or another filesystem
+			continue // another job took it
 		}
 		paths, err := e.moveIn(claim, dir)
 		_ = removeTree(claim)

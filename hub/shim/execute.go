@@ -682,18 +682,8 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 	}
 
 	timeout := time.Duration(s.params.VerifyTimeoutS) * time.Second
-	// The shim's stop channel carries one reason for the whole job: watch
-	// it here, and hand it on to RunCommand as its own.
-	stop := make(chan string, 1)
-	vctx, vcancel := context.WithCancel(ctx)
+	stop, vcancel := s.watchStop(ctx)
 	defer vcancel()
-	go func() {
-		select {
-		case reason := <-s.stopCh:
-			stop <- reason
-		case <-vctx.Done():
-		}
-	}()
 	res := engine.RunCommand(ctx, engine.Command{Argv: argv, Dir: dir, Env: env, Timeout: timeout, Stop: stop, Grace: s.o.StopGrace,
 		OutputMax: 4096, Marker: "HUB_JOB=" + j.ID, Subreaper: s.subreaper})
 	vcancel()
@@ -733,6 +723,22 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 		end.state, end.err = protocol.StateFailed, fmt.Sprintf("verify failed: `%s` exited %d", job.FirstLine(v.Command, 80), v.ExitCode)
 	}
 	return v
+}
+
+// watchStop hands the job's stop on to one command hub runs itself: the
+// shim's stop channel carries one reason for the whole job, and the
+// returned channel gets it while the command runs (until cancel).
+func (s *shim) watchStop(ctx context.Context) (<-chan string, context.CancelFunc) {
+	stop := make(chan string, 1)
+	wctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case reason := <-s.stopCh:
+			stop <- reason
+		case <-wctx.Done():
+		}
+	}()
+	return stop, cancel
 }
 
 // finish builds the evidence and closes the job: state, reservation and slot

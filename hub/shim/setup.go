@@ -194,16 +194,8 @@ func (s *shim) setupStep(ctx context.Context, c *gitx.Checkout, command string, 
 		}
 	}
 	fmt.Fprintf(log, "$ %s\n", command)
-	stop := make(chan string, 1)
-	sctx, cancel := context.WithCancel(ctx)
+	stop, cancel := s.watchStop(ctx)
 	defer cancel()
-	go func() {
-		select {
-		case reason := <-s.stopCh:
-			stop <- reason
-		case <-sctx.Done():
-		}
-	}()
 	res := engine.RunCommand(ctx, engine.Command{Argv: argv, Dir: c.Dir, Env: env, Timeout: time.Duration(s.params.SetupTimeoutS) * time.Second,
 		Stop: stop, Grace: s.o.StopGrace, OutputMax: 8192, Log: log, Marker: "HUB_JOB=" + j.ID, Subreaper: s.subreaper})
 	cancel()

