@@ -103,6 +103,9 @@ func copyTree(top, into, rel string, reloc *relocation) (copied, error) {
 		if err != nil {
 			return err
 		}
+		if d.IsDir() && transient(r) {
+			return filepath.SkipDir
+		}
 		dst := filepath.Join(into, r)
 		info, err := d.Info()
 		if err != nil {
@@ -147,12 +150,15 @@ func unchanged(top string, rels []string, stamps map[string]stamp) bool {
 			if err != nil {
 				return err
 			}
-			if d.IsDir() {
-				return nil
-			}
 			r, err := filepath.Rel(top, p)
 			if err != nil {
 				return err
+			}
+			if d.IsDir() {
+				if transient(r) {
+					return filepath.SkipDir
+				}
+				return nil
 			}
 			fi, err := d.Info()
 			if err != nil {
@@ -172,6 +178,15 @@ func unchanged(top string, rels []string, stamps map[string]stamp) bool {
 }
 
 var errChanged = errors.New("changed")
+
+// transient says whether the folder at rel (from the top) is a tool's
+// cache inside a dependency tree (node_modules/.cache, where nyc, babel
+// and eslint write while tests run; node_modules/.vite): never part of
+// the tree, so it is neither copied nor held against a copy.
+func transient(rel string) bool {
+	dir, name := filepath.Split(rel)
+	return (name == ".cache" || name == ".vite") && filepath.Base(dir) == "node_modules"
+}
 
 // copyFile copies one file, relocating a small one that names reloc.from.
 func copyFile(src, dst string, perm fs.FileMode, size int64, reloc *relocation) error {

@@ -453,3 +453,20 @@ func TestKeepRefusesAChangingTree(t *testing.T) {
 		t.Errorf("scratch left: %+v", scratch)
 	}
 }
+
+// TestTransientCachesLeftOut: a tool's cache inside node_modules (nyc
+// writes node_modules/.cache while tests run) is not copied, and writes
+// to it do not count as the tree changing.
+func TestTransientCachesLeftOut(t *testing.T) {
+	top := t.TempDir()
+	write(t, filepath.Join(top, "node_modules/dep/index.js"), "x\n", 0o644)
+	write(t, filepath.Join(top, "node_modules/.cache/nyc/a.json"), "{}\n", 0o644)
+	cp, err := copyTree(top, t.TempDir(), "node_modules", nil)
+	if err != nil || len(cp.paths) != 1 || cp.paths[0] != "node_modules/dep/index.js" {
+		t.Fatalf("copied %v, %v", cp.paths, err)
+	}
+	write(t, filepath.Join(top, "node_modules/.cache/nyc/b.json"), "{}\n", 0o644)
+	if !unchanged(top, []string{"node_modules"}, cp.stamps) {
+		t.Error("a write to node_modules/.cache counts as the tree changing")
+	}
+}

@@ -139,23 +139,27 @@ func TestRealProjects(t *testing.T) {
 	jobs := []*job{
 		{name: "object-inspect (npm, 500+ packages, installed in the checkout)", source: "your checkout",
 			repo: oi.Checkout(t, filepath.Join(base, "object-inspect"), true, "node_modules/", "coverage/", ".nyc_output/")},
-		{name: "hash.js (npm, nothing installed: hub installs)", source: "a fresh install",
-			repo: hj.Checkout(t, filepath.Join(base, "hash.js"), false, "node_modules/")},
-		{name: "urfave/cli (Go module)", source: "a fresh install",
+		{name: "hash.js (npm, installed in the checkout)", source: "your checkout",
+			repo: hj.Checkout(t, filepath.Join(base, "hash.js"), true, "node_modules/")},
+		{name: "urfave/cli (Go module, its modules in the module cache)", source: "a fresh install",
 			repo: gc.Checkout(t, filepath.Join(base, "urfave-cli"), false)},
+		{name: "hash.js (npm, nothing installed: hub installs)", source: "a fresh install",
+			repo: hj.Checkout(t, filepath.Join(base, "hash.js-bare"), false, "node_modules/")},
 	}
-	tests := map[string]string{jobs[0].repo: oi.Test, jobs[1].repo: hj.Test, jobs[2].repo: gc.Test}
+	tests := map[string]string{jobs[0].repo: oi.Test, jobs[1].repo: hj.Test, jobs[2].repo: gc.Test, jobs[3].repo: hj.Test}
 	for _, j := range jobs {
 		j.before = fingerprint(t, j.repo)
 		j.id = call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
 			Task: "run the project's tests", Repo: j.repo, Engine: "exec", Exec: tests[j.repo], Verify: tests[j.repo]}).ID
 	}
-	ids := []string{jobs[0].id, jobs[1].id, jobs[2].id}
+	ids := []string{jobs[0].id, jobs[1].id, jobs[2].id, jobs[3].id}
 	waitEnded(t, ctx, c, ids...)
-	// The second job of hash.js's lockfile, once the first filled the cache
-	// (in the background: its shim exits when that is done).
-	waitUnlocked(t, ctx, w.paths.ShimLock(jobs[1].id))
-	second := &job{name: "hash.js again (from hub's cache)", repo: jobs[1].repo, source: "hub's cache", before: jobs[1].before}
+	// The next job of hash.js's lockfile, once the others filled the cache
+	// (in the background: their shims exit when that is done).
+	for _, id := range ids {
+		waitUnlocked(t, ctx, w.paths.ShimLock(id))
+	}
+	second := &job{name: "hash.js again, nothing installed (from hub's cache)", repo: jobs[3].repo, source: "hub's cache", before: jobs[3].before}
 	second.id = call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
 		Task: "run the project's tests", Repo: second.repo, Engine: "exec", Exec: hj.Test, Verify: hj.Test}).ID
 	waitEnded(t, ctx, c, second.id)

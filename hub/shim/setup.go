@@ -2,10 +2,12 @@ package shim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -229,24 +231,68 @@ func (s *shim) toolVersion(ctx context.Context, tool string) string {
 		}
 	}
 	if bin, err := lookPath(tool, path); err == nil {
-		vctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-		arg := "--version"
-		if tool == "go" {
-			arg = "version"
-		}
-		cmd := exec.CommandContext(vctx, bin, arg)
-		cmd.Env = env
-		cmd.Dir = os.TempDir()
-		out, err := cmd.Output()
-		cancel()
-		if err == nil {
-			v = bin + " " + strings.TrimSpace(job.FirstLine(string(out), 200))
-		}
+		v = s.knownVersion(ctx, tool, bin, env)
 	}
 	if s.versions == nil {
 		s.versions = map[string]string{}
 	}
 	s.versions[tool] = v
+	return v
+}
+
+// toolsFile remembers tools' versions across jobs, by the program's path,
+// size and modification time (an upgrade changes them): asking npm its
+// version starts Node, a fifth of a second.
+func (s *shim) toolsFile() string { return filepath.Join(s.o.Paths.EnvsDir(), "tools.json") }
+
+type toolStamp struct {
+	Size    int64  `json:"size"`
+	MTime   int64  `json:"mtime"`
+	Version string `json:"version"`
+}
+
+// knownVersion is bin's version: from toolsFile when bin is as it was,
+// else asked and remembered.
+func (s *shim) knownVersion(ctx context.Context, tool, bin string, env []string) string {
+	real, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		return ""
+	}
+	fi, err := os.Stat(real)
+	if err != nil {
+		return ""
+	}
+	known := map[string]toolStamp{}
+	if b, err := os.ReadFile(s.toolsFile()); err == nil {
+		_ = json.Unmarshal(b, &known)
+	}
+	if k, ok := known[real]; ok && k.Size == fi.Size() && k.MTime == fi.ModTime().UnixNano() && k.Version != "" {
+		return k.Version
+	}
+	vctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	arg := "--version"
+	if tool == "go" {
+		arg = "version"
+	}
+	cmd := exec.CommandContext(vctx, bin, arg)
+	cmd.Env, cmd.Dir = env, os.TempDir()
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	v := bin + " " + strings.TrimSpace(job.FirstLine(string(out), 200))
+	known[real] = toolStamp{Size: fi.Size(), MTime: fi.ModTime().UnixNano(), Version: v}
+	if b, err := json.Marshal(known); err == nil && os.MkdirAll(filepath.Dir(s.toolsFile()), 0o700) == nil {
+		// Whole or not at all: another shim may be reading it.
+		if f, err := os.CreateTemp(filepath.Dir(s.toolsFile()), ".tools-*"); err == nil {
+			_, werr := f.Write(b)
+			if errors.Join(werr, f.Close()) == nil {
+				_ = os.Rename(f.Name(), s.toolsFile())
+			}
+			_ = os.Remove(f.Name())
+		}
+	}
 	return v
 }
 
