@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/client"
+	"github.com/hub-agents/hub/hub/deps"
 	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/sandbox"
@@ -333,8 +334,8 @@ func TestSetupBadInput(t *testing.T) {
 			}
 		})
 	}
-	if ents, err := os.ReadDir(w.paths.EnvsDir()); err == nil && len(ents) > 0 {
-		t.Errorf("failed installs left %d things in hub's cache", len(ents))
+	if ents, scratch, err := (deps.Cache{Dir: w.paths.EnvsDir()}).List(); err != nil || len(ents)+len(scratch) > 0 {
+		t.Errorf("failed installs left in hub's cache: %+v %+v %v", ents, scratch, err)
 	}
 
 	// Refused at start: nothing is made at all.
