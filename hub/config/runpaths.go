@@ -13,6 +13,10 @@ func (p Paths) PortsDir() string { return filepath.Join(p.Home, "ports") }
 // (a sandbox gives them a /tmp of their own instead).
 func (p Paths) JobTmp(id string) string { return filepath.Join(p.JobDir(id), "tmp") }
 
+// JobCache holds a sandboxed job's tools' caches (Go's, npm's, pip's):
+// its setup fills them, its worker and verify read them.
+func (p Paths) JobCache(id string) string { return filepath.Join(p.JobDir(id), "cache") }
+
 // EnvsDir is hub's environment cache: installed dependency trees, one
 // folder per key (see hub/deps).
 func (p Paths) EnvsDir() string { return filepath.Join(p.Home, "envs") }

@@ -67,8 +67,8 @@ func (s *Server) jobUsage(ctx context.Context, id string) protocol.DUUsage {
 		WorktreeBytes: trees + diskUse(ctx, p.HubIndex(id)) + diskUse(ctx, p.JobGitDir(id)) +
 			diskUse(ctx, p.VerifyIndex(id)) + diskUse(ctx, p.VerifyGitDir(id)),
 		JournalBytes: diskUse(ctx, p.Journal(id)),
-		LogsBytes:    diskUse(ctx, p.ShimLog(id)) + diskUse(ctx, p.WorkerLog(id)),
-		EngineBytes:  diskUse(ctx, p.EngineHome(id)),
+		LogsBytes:    diskUse(ctx, p.ShimLog(id)) + diskUse(ctx, p.WorkerLog(id)) + diskUse(ctx, p.SetupLog(id)),
+		EngineBytes:  diskUse(ctx, p.EngineHome(id)) + diskUse(ctx, p.JobCache(id)) + diskUse(ctx, p.SetupHome(id)),
 	}
 	u.TotalBytes = trees + diskUse(ctx, p.JobDir(id))
 	return u

@@ -362,8 +362,11 @@ func (s *Server) collectFiles(ctx context.Context, j *store.Job, apply bool) []p
 	var items []protocol.GCItem
 	for _, f := range []struct{ kind, path string }{
 		{protocol.GCEngine, s.o.Paths.EngineHome(j.ID)},
+		{protocol.GCCache, s.o.Paths.JobCache(j.ID)},
+		{protocol.GCCache, s.o.Paths.SetupHome(j.ID)},
 		{protocol.GCLog, s.o.Paths.ShimLog(j.ID)},
 		{protocol.GCLog, s.o.Paths.WorkerLog(j.ID)},
+		{protocol.GCLog, s.o.Paths.SetupLog(j.ID)},
 	} {
 		if !gcExists(f.path) {
 			continue
@@ -416,6 +419,8 @@ func removedText(items []protocol.GCItem) string {
 			parts = append(parts, "branch "+it.Branch+" deleted")
 		case protocol.GCEngine:
 			parts = append(parts, "engine folder removed")
+		case protocol.GCCache:
+			parts = append(parts, "tools' cache removed")
 		case protocol.GCLog:
 			logs++
 		}

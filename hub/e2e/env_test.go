@@ -380,11 +380,14 @@ func TestSetupSandboxed(t *testing.T) {
 	secret := filepath.Join(t.TempDir(), "secret.txt")
 	writeFile(t, secret, "user's own\n")
 	connect := fmt.Sprintf(`node -e "require('net').connect(%d,'127.0.0.1').on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))"`, ln.Port)
-	setup := fmt.Sprintf(`if cat %s 2>/dev/null; then echo "setup read the user's file" >&2; exit 9; fi; %s && echo reached > net.txt`, secret, connect)
+	// What setup downloads into the tools' caches (here, by hand, into Go's
+	// module cache) is there for the worker: the job's own cache folder.
+	setup := fmt.Sprintf(`if cat %s 2>/dev/null; then echo "setup read the user's file" >&2; exit 9; fi; %s && echo reached > net.txt && mkdir -p "$GOMODCACHE/cache" && echo fetched > "$GOMODCACHE/cache/mark"`, secret, connect)
 	repo := hubtest.Repo(t, filepath.Join(t.TempDir(), "repo"), map[string]string{".gitignore": "net.txt\n"})
 	id := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "offline work", Repo: repo, Engine: "exec",
 		Isolation: protocol.IsolationUntrusted, Setup: setup,
-		Exec: "grep -q reached net.txt && if " + connect + "; then echo online > worker.txt; else echo offline > worker.txt; fi", Verify: "grep -q reached net.txt"}).ID
+		Exec: `grep -q reached net.txt && grep -q fetched "$GOMODCACHE/cache/mark" && if ` + connect + "; then echo online > worker.txt; else echo offline > worker.txt; fi",
+		Verify: `grep -q reached net.txt && grep -q fetched "$GOMODCACHE/cache/mark"`}).ID
 	waitEnded(t, ctx, c, id)
 	r := evidenceOf(t, ctx, c, id)
 	if r.State != protocol.StateSucceeded {

@@ -75,6 +75,11 @@ type Spec struct {
 	HubBinary string
 	// Env is the environment for the worker, already built by the shim.
 	Env []string
+	// Cache is the job's folder for tools' caches at the isolated levels
+	// (Go's module and build caches, npm's, pip's: the shim points them
+	// there), writable in every sandbox of the job, so what its setup
+	// downloaded is there for the worker and verify ("": none).
+	Cache string
 	// Output receives the worker's stdout and stderr, interleaved.
 	Output io.Writer
 }

@@ -81,6 +81,12 @@ func SandboxCommand(spec Spec, argv []string, readOnly ...string) ([]string, err
 	}
 	sb := sandbox.Spec{Worktree: spec.Dir, Home: home, Network: spec.Params.Isolation == protocol.IsolationIsolated, ReadOnly: readOnly,
 		Writable: []string{spec.Scratch}, Helper: spec.HubBinary}
+	if spec.Cache != "" {
+		if err := os.MkdirAll(spec.Cache, 0o700); err != nil {
+			return nil, err
+		}
+		sb.Writable = append(sb.Writable, spec.Cache)
+	}
 	if c := spec.Checkout; c != nil {
 		if !c.Private {
 			return nil, fmt.Errorf("sandbox: the checkout %s is a linked worktree of the user's repository; a sandboxed job needs a private one", c.Dir)

@@ -10,8 +10,8 @@ type DUParams struct{}
 type DUUsage struct {
 	WorktreeBytes int64 `json:"worktree_bytes"` // worktrees/<id> and worktrees/<id>.verify
 	JournalBytes  int64 `json:"journal_bytes"`  // jobs/<id>/journal.jsonl
-	LogsBytes     int64 `json:"logs_bytes"`     // jobs/<id>/shim.log and worker.log
-	EngineBytes   int64 `json:"engine_bytes"`   // jobs/<id>/engine, the engine's scratch folder
+	LogsBytes     int64 `json:"logs_bytes"`     // jobs/<id>/shim.log, worker.log and setup.log
+	EngineBytes   int64 `json:"engine_bytes"`   // jobs/<id>/engine, the engine's scratch folder, with a sandboxed job's tools' caches (cache, setup-home)
 	TotalBytes    int64 `json:"total_bytes"`    // the worktrees and all of jobs/<id>
 }
 
@@ -77,7 +77,8 @@ const (
 	GCVerifyTree = "verify_tree" // worktrees/<id>.verify
 	GCBranch     = "branch"      // hub/<id> in the job's repository
 	GCEngine     = "engine"      // jobs/<id>/engine
-	GCLog        = "log"         // jobs/<id>/shim.log, worker.log
+	GCLog        = "log"         // jobs/<id>/shim.log, worker.log, setup.log
+	GCCache      = "cache"       // jobs/<id>/cache and setup-home: a sandboxed job's tools' caches and its setup's HOME
 	GCEnv        = "env"         // an entry of hub's environment cache, HUB_HOME/envs/<key>
 )
 

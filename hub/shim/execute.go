@@ -419,7 +419,7 @@ func (s *shim) startEngine(ctx context.Context, env []string, out io.Writer) (en
 	if err := os.MkdirAll(scratch, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot make the engine's folder: %w", err)
 	}
-	return s.eng.Start(ctx, engine.Spec{JobID: j.ID, Dir: s.dir, Checkout: s.checkout, BaseSHA: j.BaseSHA, Params: s.params, MaxMicros: j.MaxMicros,
+	return s.eng.Start(ctx, engine.Spec{JobID: j.ID, Dir: s.dir, Checkout: s.checkout, BaseSHA: j.BaseSHA, Params: s.params, MaxMicros: j.MaxMicros, Cache: s.cacheDir(),
 		Env: env, Output: &activityWriter{w: out, s: s}, Mailbox: mailbox{s}, Scratch: scratch, HubBinary: s.o.HubBinary})
 }
 
@@ -670,7 +670,7 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 		scratch := s.o.Paths.VerifyHome(j.ID)
 		_ = os.RemoveAll(scratch)
 		if err := os.MkdirAll(scratch, 0o700); err == nil {
-			argv, err = engine.SandboxCommand(engine.Spec{JobID: j.ID, Dir: dir, Checkout: vc, Params: s.params, Scratch: scratch,
+			argv, err = engine.SandboxCommand(engine.Spec{JobID: j.ID, Dir: dir, Checkout: vc, Params: s.params, Scratch: scratch, Cache: s.cacheDir(),
 				HubBinary: s.o.HubBinary, Env: env}, argv, s.o.HubBinary)
 		}
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -102,6 +103,15 @@ func bindable(first, n int) bool {
 // TMPDIR (a sandbox gives them its own /tmp instead, and says so last).
 // A job for which no range is free runs without one, and the journal
 // says so.
+// cacheDir is the job's tools' cache folder at the isolated levels ("" at
+// the others, where the user's own caches stay shared and warm).
+func (s *shim) cacheDir() string {
+	if !engine.Sandboxed(s.params.Isolation) {
+		return ""
+	}
+	return s.o.Paths.JobCache(s.job.ID)
+}
+
 func (s *shim) ownEnv(ctx context.Context) []string {
 	if !s.portsAsked {
 		s.portsAsked = true
@@ -115,6 +125,12 @@ func (s *shim) ownEnv(ctx context.Context) []string {
 	tmp := s.o.Paths.JobTmp(s.job.ID)
 	if err := os.MkdirAll(tmp, 0o700); err == nil {
 		env = append(env, "TMPDIR="+tmp)
+	}
+	if c := s.cacheDir(); c != "" {
+		// A sandbox hides the user's caches: the job's own, shared by its
+		// setup, worker and verify, so what setup downloaded is there.
+		env = append(env, "GOMODCACHE="+filepath.Join(c, "go", "mod"), "GOCACHE="+filepath.Join(c, "go", "build"),
+			"NPM_CONFIG_CACHE="+filepath.Join(c, "npm"), "PIP_CACHE_DIR="+filepath.Join(c, "pip"))
 	}
 	return env
 }

@@ -189,7 +189,7 @@ func (s *shim) setupStep(ctx context.Context, c *gitx.Checkout, command string, 
 		p := s.params
 		p.Isolation = protocol.IsolationIsolated // the network, for the install
 		var err error
-		argv, err = engine.SandboxCommand(engine.Spec{JobID: j.ID, Dir: c.Dir, Checkout: c, Params: p, Scratch: scratch,
+		argv, err = engine.SandboxCommand(engine.Spec{JobID: j.ID, Dir: c.Dir, Checkout: c, Params: p, Scratch: scratch, Cache: s.cacheDir(),
 			HubBinary: s.o.HubBinary, Env: env}, argv, s.o.HubBinary)
 		if err != nil {
 			return deps.Step{ExitCode: -1, Err: fmt.Errorf("sandbox it: %w", err)}

@@ -1268,9 +1268,9 @@ export interface DUUsage {
   worktree_bytes: number;
   /** jobs/<id>/journal.jsonl */
   journal_bytes: number;
-  /** jobs/<id>/shim.log and worker.log */
+  /** jobs/<id>/shim.log, worker.log and setup.log */
   logs_bytes: number;
-  /** jobs/<id>/engine, the engine's scratch folder */
+  /** jobs/<id>/engine, the engine's scratch folder, with a sandboxed job's tools' caches (cache, setup-home) */
   engine_bytes: number;
   /** the worktrees and all of jobs/<id> */
   total_bytes: number;
