@@ -386,7 +386,7 @@ func TestSetupSandboxed(t *testing.T) {
 	repo := hubtest.Repo(t, filepath.Join(t.TempDir(), "repo"), map[string]string{".gitignore": "net.txt\n"})
 	id := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "offline work", Repo: repo, Engine: "exec",
 		Isolation: protocol.IsolationUntrusted, Setup: setup,
-		Exec: `grep -q reached net.txt && grep -q fetched "$GOMODCACHE/cache/mark" && if ` + connect + "; then echo online > worker.txt; else echo offline > worker.txt; fi",
+		Exec:   `grep -q reached net.txt && grep -q fetched "$GOMODCACHE/cache/mark" && if ` + connect + "; then echo online > worker.txt; else echo offline > worker.txt; fi",
 		Verify: `grep -q reached net.txt && grep -q fetched "$GOMODCACHE/cache/mark"`}).ID
 	waitEnded(t, ctx, c, id)
 	r := evidenceOf(t, ctx, c, id)
