@@ -59,11 +59,15 @@ func killCase(t *testing.T, target, step string) {
 		w.park("preparing", "seed.park")
 	case "committing":
 		w.park("committing", "late.park")
-	case "running", "verifying":
+	case "running", "verifying", "setting_up":
 		w.park(step, "")
 	}
 	exec, verify := killWorker(w, step, tag)
-	id := w.start(ctx, protocol.StartParams{Task: "fault " + tag, Exec: exec, Verify: verify})
+	p := protocol.StartParams{Task: "fault " + tag, Exec: exec, Verify: verify}
+	if step == "setting_up" {
+		p.Setup = w.parkCmd("setting_up") // the job's setup command, before the worker
+	}
+	id := w.start(ctx, p)
 
 	// Hold the job at the step and find what to kill.
 	var parkedPID int
@@ -73,7 +77,7 @@ func killCase(t *testing.T, target, step string) {
 		parkedPID = w.parked(ctx, step)
 	}
 	rec := w.storeJob(ctx, id)
-	wantState := map[string]protocol.State{"preparing": protocol.StatePreparing, "running": protocol.StateRunning,
+	wantState := map[string]protocol.State{"preparing": protocol.StatePreparing, "setting_up": protocol.StatePreparing, "running": protocol.StateRunning,
 		"needs_input": protocol.StateNeedsInput, "committing": protocol.StateRunning, "verifying": protocol.StateVerifying}[step]
 	if rec.State != wantState {
 		t.Fatalf("held at %s, the job is %s", step, rec.State)

@@ -85,7 +85,7 @@ func contains(list []string, s string) bool {
 }
 
 // steps are the lifecycle steps of the kill matrix, in order.
-var steps = []string{"preparing", "running", "needs_input", "committing", "verifying"}
+var steps = []string{"preparing", "setting_up", "running", "needs_input", "committing", "verifying"}
 
 // targets are what the kill matrix kills.
 var targets = []string{"daemon", "shim", "child"}
@@ -128,10 +128,11 @@ func renderReport(took time.Duration, code int) string {
 
 	w("## kill -9 at each lifecycle step\n\n")
 	w("Rows: what is killed. *daemon*: `hub serve` (a new one is started after the kill). *shim*: the job's\n")
-	w("`hub shim`. *child*: the process hub started for that step — `git worktree add` (preparing), the worker\n")
-	w("(running, needs_input), `git add` (committing), the verify command (verifying). How each step is held\n")
-	w("still for the kill: a git filter on a `*.park` file that waits for a file (checkout when preparing, staging\n")
-	w("when committing, as git-lfs's filter would run), the worker or the verify command waiting for a file, and\n")
+	w("`hub shim`. *child*: the process hub started for that step — `git worktree add` (preparing), the job's\n")
+	w("setup command (setting_up), the worker (running, needs_input), `git add` (committing), the verify command\n")
+	w("(verifying). How each step is held still for the kill: a git filter on a `*.park` file that waits for a file\n")
+	w("(checkout when preparing, staging when committing, as git-lfs's filter would run), the setup, the worker or\n")
+	w("the verify command waiting for a file, and\n")
 	w("`hub ask` for needs_input. Each cell: runs, then how the job ended.\n\n")
 	w("| killed | %s |\n|---|%s\n", strings.Join(steps, " | "), strings.Repeat("---|", len(steps)))
 	for _, tg := range targets {
