@@ -92,9 +92,6 @@ func (s *shim) setUp(ctx context.Context, c *gitx.Checkout, rev string, forVerif
 			}
 		}}
 	outs, err := deps.Make(ctx, env, trees)
-	if err == nil {
-		s.keep(env, outs)
-	}
 	for _, o := range outs {
 		if err == nil || o.Source != "" {
 			if kerr := c.KeepOut(o.Paths); kerr != nil && err == nil {
@@ -115,6 +112,7 @@ func (s *shim) setUp(ctx context.Context, c *gitx.Checkout, rev string, forVerif
 		return &setupFailure{where: where, err: err, out: lastOut}
 	}
 	if set.Setup == "" {
+		s.keep(env, outs)
 		return nil
 	}
 	if !forVerify {
@@ -135,12 +133,14 @@ func (s *shim) setUp(ctx context.Context, c *gitx.Checkout, rev string, forVerif
 	if !forVerify {
 		s.record(ctx, protocol.EventNote, fmt.Sprintf("setup: `%s` exited 0 in %s", job.FirstLine(set.Setup, 120), st.Took.Round(time.Millisecond)), step)
 	}
+	s.keep(env, outs)
 	return nil
 }
 
-// keep fills hub's cache in the background from what Make did: the tree
-// it installed or copied from the user's checkout, and ready copies for the
-// next jobs of the same lockfile. What it did goes to the shim's log and the
+// keep fills hub's cache in the background from what Make did, once the
+// checkout's whole setup succeeded: the tree it installed or copied from
+// the user's checkout, and ready copies for the next jobs of the same
+// lockfile. What it did goes to the shim's log and the
 // setup log (the job's journal may have ended by then).
 func (s *shim) keep(env deps.Env, outs []deps.Outcome) {
 	for _, o := range outs {
