@@ -384,10 +384,14 @@ func TestSetupSandboxed(t *testing.T) {
 	// module cache) is there for the worker: the job's own cache folder.
 	setup := fmt.Sprintf(`if cat %s 2>/dev/null; then echo "setup read the user's file" >&2; exit 9; fi; %s && echo reached > net.txt && mkdir -p "$GOMODCACHE/cache" && echo fetched > "$GOMODCACHE/cache/mark"`, secret, connect)
 	repo := hubtest.Repo(t, filepath.Join(t.TempDir(), "repo"), map[string]string{".gitignore": "net.txt\n"})
-	id := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "offline work", Repo: repo, Engine: "exec",
+	started := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "offline work", Repo: repo, Engine: "exec",
 		Isolation: protocol.IsolationUntrusted, Setup: setup,
 		Exec:   `grep -q reached net.txt && grep -q fetched "$GOMODCACHE/cache/mark" && if ` + connect + "; then echo online > worker.txt; else echo offline > worker.txt; fi",
-		Verify: `grep -q reached net.txt && grep -q fetched "$GOMODCACHE/cache/mark"`}).ID
+		Verify: `grep -q reached net.txt && grep -q fetched "$GOMODCACHE/cache/mark"`})
+	id := started.ID
+	if notes := strings.Join(started.Notes, " "); !strings.Contains(notes, "setup") || !strings.Contains(notes, "machine's network") {
+		t.Errorf("the start notes do not say what network setup gets at untrusted: %s", notes)
+	}
 	waitEnded(t, ctx, c, id)
 	r := evidenceOf(t, ctx, c, id)
 	if r.State != protocol.StateSucceeded {

@@ -196,6 +196,9 @@ const WorktreeNote = "isolation worktree: a separate checkout and branch, not a 
 // repository and the machine: said, since it is not nothing.
 func sandboxNote(level string) string {
 	n := "isolation " + level + ": the worker can read the repository's whole object store (any commit of it, other jobs' included, by its id), not its refs, config or other checkouts"
+	if level == protocol.IsolationUntrusted {
+		n += "; its setup (installing the dependencies, the setup command) runs in the same sandbox but with the machine's network, all of it, as an install needs; the worker and verify have none"
+	}
 	if sandbox.Probe().Mechanism == sandbox.MechLandlock {
 		n += "; under Landlock (bubblewrap cannot make namespaces here) it also sees the machine's process list and can connect to unix sockets it knows the path of (hub's daemon refuses it)"
 	}
