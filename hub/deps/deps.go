@@ -120,6 +120,9 @@ type Tree struct {
 	// Packages is how many packages the lockfile pins, when hub can count
 	// them (0: unknown); for progress.
 	Packages int
+	// Committed names the tree's folder when the commit has it (vendored):
+	// then nothing is put in.
+	Committed string
 
 	files []keyFile // what the cache key is made of, besides the command and the platform
 }
@@ -136,7 +139,7 @@ func Detect(r *gitx.Repo, rev string, s Settings) ([]Tree, error) {
 	if s.Deps == DepsOff {
 		return nil, nil
 	}
-	top, err := gitx.TopFiles(r, rev)
+	top, committed, err := gitx.TopEntries(r, rev)
 	if err != nil {
 		return nil, err
 	}
@@ -197,6 +200,15 @@ func Detect(r *gitx.Repo, rev string, s Settings) ([]Tree, error) {
 			t.Install = "cargo fetch --locked"
 		}
 		trees = append(trees, t)
+	}
+	// A tree the repository commits (a vendored node_modules) is the
+	// commit's own: hub never installs over it.
+	for i, t := range trees {
+		for _, d := range t.Dirs {
+			if committed[d] || top[d] {
+				trees[i].Committed = d
+			}
+		}
 	}
 	return trees, nil
 }

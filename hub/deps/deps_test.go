@@ -470,3 +470,30 @@ func TestTransientCachesLeftOut(t *testing.T) {
 		t.Error("a write to node_modules/.cache counts as the tree changing")
 	}
 }
+
+// TestCommittedTreeLeftAlone: a repository that commits its node_modules
+// gets nothing installed over it.
+func TestCommittedTreeLeftAlone(t *testing.T) {
+	top := filepath.Join(t.TempDir(), "repo")
+	write(t, filepath.Join(top, "package.json"), `{"name":"p"}`, 0o644)
+	write(t, filepath.Join(top, "package-lock.json"), `{"lockfileVersion":3}`, 0o644)
+	write(t, filepath.Join(top, "node_modules/dep/index.js"), "vendored\n", 0o644)
+	git(t, top, "init", "-q", "-b", "main")
+	git(t, top, "add", "-A")
+	git(t, top, "commit", "-qm", "vendored")
+	base := git(t, top, "rev-parse", "HEAD")
+	r := open(t, top)
+	trees, err := Detect(r, base, Settings{})
+	if err != nil || len(trees) != 1 || trees[0].Committed != "node_modules" {
+		t.Fatalf("Detect = %+v, %v", trees, err)
+	}
+	wt := worktree(t, top, base)
+	e, ran := env(t, r, base, wt, filepath.Join(t.TempDir(), "envs"))
+	outs, err := Make(context.Background(), e, trees)
+	if err != nil || outs[0].Source != "" || !strings.Contains(outs[0].Skipped, "committed") || len(*ran) != 0 {
+		t.Fatalf("Make = %+v, %v, ran %q", outs, err, *ran)
+	}
+	if b, _ := os.ReadFile(filepath.Join(wt, "node_modules/dep/index.js")); string(b) != "vendored\n" {
+		t.Errorf("the committed tree changed: %q", b)
+	}
+}

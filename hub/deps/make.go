@@ -158,6 +158,16 @@ func Make(ctx context.Context, e Env, trees []Tree) ([]Outcome, error) {
 
 func (e Env) make(ctx context.Context, t Tree) (Outcome, error) {
 	o := Outcome{Tree: t}
+	if t.Committed != "" {
+		o.Skipped = fmt.Sprintf("%s is committed in the repository: the commit's own tree, left as it is", t.Committed)
+		return o, nil
+	}
+	for _, d := range t.Dirs {
+		if _, err := os.Lstat(filepath.Join(e.Dir, filepath.FromSlash(d))); err == nil {
+			o.Skipped = fmt.Sprintf("the checkout has a %s already (.worktreeinclude copied one in): left as it is", d)
+			return o, nil
+		}
+	}
 	ver := e.Version(ctx, t.Tool)
 	if ver == "" {
 		o.Skipped = fmt.Sprintf("%s needs %s, which is not on PATH here: install it, or set \"deps\" in %s (\"off\", or the command that installs them)", t.Lockfile, t.Tool, RepoFile)

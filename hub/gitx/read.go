@@ -54,30 +54,33 @@ func ReadFile(r *Repo, sha, path string, limit int64) (data []byte, size int64, 
 	return data, int64(len(data)), true, nil
 }
 
-// TopFiles lists the regular files (and executables) at the top of commit
-// sha's tree, in-process: what a project's manifests and lockfiles are
-// looked for in without reading each name that might be there.
-func TopFiles(r *Repo, sha string) (map[string]bool, error) {
+// TopEntries lists what is at the top of commit sha's tree, in-process:
+// the regular files (and executables), where a project's manifests and
+// lockfiles are looked for without reading each name that might be there,
+// and every other entry (folders, links, submodules).
+func TopEntries(r *Repo, sha string) (files, others map[string]bool, err error) {
 	if err := checkRev("commit", sha); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	repo, err := openGoGit(r.Top)
 	if err != nil {
-		return nil, fmt.Errorf("list the files of %s: %w", sha, err)
+		return nil, nil, fmt.Errorf("list the files of %s: %w", sha, err)
 	}
 	c, err := repo.CommitObject(plumbing.NewHash(sha))
 	if err != nil {
-		return nil, fmt.Errorf("list the files of %s: %w", sha, err)
+		return nil, nil, fmt.Errorf("list the files of %s: %w", sha, err)
 	}
 	t, err := c.Tree()
 	if err != nil {
-		return nil, fmt.Errorf("list the files of %s: %w", sha, err)
+		return nil, nil, fmt.Errorf("list the files of %s: %w", sha, err)
 	}
-	names := make(map[string]bool, len(t.Entries))
+	files, others = make(map[string]bool, len(t.Entries)), map[string]bool{}
 	for _, e := range t.Entries {
 		if e.Mode.IsFile() && e.Mode != filemode.Symlink {
-			names[e.Name] = true
+			files[e.Name] = true
+		} else {
+			others[e.Name] = true
 		}
 	}
-	return names, nil
+	return files, others, nil
 }
