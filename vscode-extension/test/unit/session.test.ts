@@ -44,7 +44,9 @@ describe("session", () => {
 
   after(() => undefined);
 
-  test("a job started from the CLI reaches the model within 100 ms", async (t: TestContext) => {
+  // How fast is measured by `make bench` (section 3, wake-up), against a
+  // floor in the same run; here the times are only reported.
+  test("a job started from the CLI reaches the model", async (t: TestContext) => {
     const fromCreated: number[] = [];
     const fromSpawn: number[] = [];
     for (let i = 0; i < 10; i++) {
@@ -58,10 +60,6 @@ describe("session", () => {
     const line = (xs: number[]) => `${xs.join(" ")} ms (median ${median(xs)}, max ${Math.max(...xs)})`;
     t.diagnostic(`created_at → model: ${line(fromCreated)}`);
     t.diagnostic(`CLI spawn → model: ${line(fromSpawn)}`);
-    for (const a of fromCreated) {
-      assert.ok(a < 100, `created_at → model ${a} ms`);
-    }
-    assert.ok(median(fromSpawn) < 100, `median CLI spawn → model ${median(fromSpawn)} ms`);
     // Every job ends, once each, in the model.
     await until("every job to succeed", () => session.model.all().every((j) => j.state === "succeeded") && session.model.size === 10, 20000);
   });
@@ -111,8 +109,9 @@ describe("session", () => {
     assert.ok(events.includes(`${r.id}:progress:halfway`), events.join("\n"));
     const journal = await session.request(Methods.JobEvents, { id: r.id, since: 0 });
     assert.ok(journal.events.some((e) => e.kind === "progress" && e.text === "halfway"));
-    await until("the summary", () => session.summary !== undefined);
-    assert.equal(session.summary!.running, 0);
+    // The summary is asked again shortly after a change: it comes to count
+    // the job as ended.
+    await until("the summary to count the job ended", () => session.summary?.running === 0);
   });
 
   test("reconnect: every job exactly once, none lost, changes made while away applied", async () => {
