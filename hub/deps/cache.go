@@ -97,7 +97,7 @@ func (c Cache) read(key string) (Entry, error) {
 // false when there was no copy to take (or it could not be moved: a
 // checkout on another filesystem), having put in nothing.
 func (e Entry) Take(dir string) ([]string, bool) {
-	if e.Relocate || e.AbsLinks {
+	if e.Relocate || e.AbsLinks || e.absent(dir) != nil {
 		return nil, false
 	}
 	spares, _ := os.ReadDir(filepath.Join(e.Path, "spares"))
@@ -108,50 +108,67 @@ func (e Entry) Take(dir string) ([]string, bool) {
 		if err := os.Rename(filepath.Join(e.Path, "spares", sp.Name()), claim); err != nil {
 			continue // another job took it
 		}
-		paths, err := e.moveIn(claim, dir)
+		paths, moved, err := e.moveIn(claim, dir)
 		_ = removeTree(claim)
 		if err == nil {
 			return paths, true
 		}
-		removeAll(dir, e.Dirs)
+		removeAll(dir, moved)
 	}
 	return nil, false
 }
 
-// moveIn renames a claimed copy's folders into dir.
-func (e Entry) moveIn(claim, dir string) ([]string, error) {
+// moveIn renames a claimed copy's folders into dir, none of which may be
+// there yet; it returns the paths put in and the folders it moved.
+func (e Entry) moveIn(claim, dir string) (paths, moved []string, err error) {
 	b, err := os.ReadFile(filepath.Join(claim, "paths"))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if err := e.absent(dir); err != nil {
+		return nil, nil, err
 	}
 	for _, d := range e.Dirs {
-		to := filepath.Join(dir, filepath.FromSlash(d))
-		if _, err := os.Lstat(to); err == nil {
-			return nil, fmt.Errorf("the checkout has a %s already", d)
+		if err := os.Rename(filepath.Join(claim, "tree", filepath.FromSlash(d)), filepath.Join(dir, filepath.FromSlash(d))); err != nil {
+			return nil, moved, err
 		}
-		if err := os.Rename(filepath.Join(claim, "tree", filepath.FromSlash(d)), to); err != nil {
-			return nil, err
+		moved = append(moved, d)
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), moved, nil
+}
+
+// ErrInTheWay: the checkout already has one of a tree's folders (the
+// commit tracks it, or .worktreeinclude copied it): nothing is put in.
+var ErrInTheWay = errors.New("in the way")
+
+// absent checks that none of the entry's folders is in dir.
+func (e Entry) absent(dir string) error {
+	for _, d := range e.Dirs {
+		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(d))); err == nil {
+			return fmt.Errorf("the checkout has a %s already: %w", d, ErrInTheWay)
 		}
 	}
-	return strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00"), nil
+	return nil
 }
 
 // CopyInto copies the entry's tree into the checkout dir and returns the
-// paths it made.
+// paths it made. When one of its folders is there already it puts in
+// nothing (ErrInTheWay); when a copy fails it takes out what it made.
 func (e Entry) CopyInto(dir string) ([]string, error) {
 	var reloc *relocation
 	if e.Relocate && e.Origin != "" && e.Origin != dir {
 		reloc = &relocation{from: e.Origin, to: dir}
 	}
+	if err := e.absent(dir); err != nil {
+		return nil, err
+	}
 	var all []string
-	for _, d := range e.Dirs {
-		if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(d))); err == nil {
-			return all, fmt.Errorf("the checkout has a %s already", d)
-		}
+	for i, d := range e.Dirs {
 		cp, err := copyTree(filepath.Join(e.Path, "tree"), dir, d, reloc)
 		all = append(all, cp.paths...)
 		if err != nil {
-			return all, err
+			removeAll(dir, e.Dirs[:i+1])
+			return nil, err
 		}
 	}
 	return all, nil

@@ -352,6 +352,34 @@ func TestCustomDeps(t *testing.T) {
 			t.Errorf("job %d: vendor/a/f = %q", i+1, b)
 		}
 	}
+	// A later commit tracks a folder the cached tree has: nothing is put
+	// over it, and the commit's own files stay.
+	write(t, filepath.Join(top, "vendor/a/f"), "tracked\n", 0o644)
+	git(t, top, "add", "-A")
+	git(t, top, "commit", "-qm", "vendor tracked")
+	head := git(t, top, "rev-parse", "HEAD")
+	wt := worktree(t, top, head)
+	e, ran := env(t, r, head, wt, cache)
+	trees, err = Detect(r, head, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := Make(context.Background(), e, trees)
+	if err != nil || outs[0].Source != "" || !strings.Contains(outs[0].Skipped, "has a vendor already") || len(*ran) != 0 {
+		t.Fatalf("a tracked folder in the way: %+v, %v, ran %q", outs, err, *ran)
+	}
+	if b, _ := os.ReadFile(filepath.Join(wt, "vendor/a/f")); string(b) != "tracked\n" {
+		t.Errorf("the tracked file changed: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(wt, "gen.txt")); err == nil {
+		t.Error("part of the tree was put in")
+	}
+	if ents, _, _ := (Cache{cache}).List(); len(ents) != 1 {
+		t.Fatalf("entries: %+v", ents)
+	} else if spares, _ := os.ReadDir(filepath.Join(ents[0].Path, "spares")); len(spares) != Spares {
+		t.Errorf("%d ready copies left, want %d: none is spent on a checkout it cannot go into", len(spares), Spares)
+	}
+
 	// The job's own deps win over the repository's; off makes nothing.
 	if trees, err := Detect(r, base, set.Over(Settings{Deps: DepsOff})); err != nil || len(trees) != 0 {
 		t.Errorf("deps off: %+v, %v", trees, err)

@@ -188,15 +188,17 @@ func (e Env) make(ctx context.Context, t Tree) (Outcome, error) {
 			}
 			e.Progress(fmt.Sprintf("setting up: copying %s from hub's cache", strings.Join(ent.Dirs, ", ")))
 			paths, err := ent.CopyInto(e.Dir)
-			o.Files, o.Paths = len(paths), paths
-			if err == nil {
-				o.Source = SourceCache
+			switch {
+			case err == nil:
+				o.Source, o.Files, o.Paths = SourceCache, len(paths), paths
+				return o, nil
+			case errors.Is(err, ErrInTheWay):
+				o.Skipped = err.Error() + ": left as it is"
 				return o, nil
 			}
-			// A broken entry: take out what it put in, drop it, install.
-			removeAll(e.Dir, ent.Dirs)
+			// A broken entry (CopyInto took out what it put in): drop it, install.
 			_ = e.Cache.Drop(o.Key)
-			o.Files, o.Paths, o.Tree.Dirs = 0, nil, t.Dirs
+			o.Tree.Dirs = t.Dirs
 		}
 		if isNode(t) {
 			why := e.fromCheckout(&o)
@@ -231,19 +233,20 @@ func (e Env) fromCheckout(o *Outcome) string {
 		return "your checkout has no node_modules folder"
 	}
 	e.Progress("setting up: copying node_modules from your checkout")
-	var all []string
+	var all, done []string
 	for _, d := range dirs {
-		if _, err := os.Lstat(filepath.Join(e.Dir, d)); err == nil {
+		if _, err := os.Lstat(filepath.Join(e.Dir, filepath.FromSlash(d))); err == nil {
 			continue // the commit has one (tracked): never overwrite it
 		}
 		cp, err := copyTree(top, e.Dir, d, nil)
 		all = append(all, cp.paths...)
+		done = append(done, d)
 		if err != nil {
-			removeAll(e.Dir, dirs)
+			removeAll(e.Dir, done)
 			return "copying it failed: " + err.Error()
 		}
 	}
-	o.Source, o.Files, o.Paths, o.Tree.Dirs, o.from = SourceCheckout, len(all), all, dirs, top
+	o.Source, o.Files, o.Paths, o.Tree.Dirs, o.from = SourceCheckout, len(all), all, done, top
 	return ""
 }
 
