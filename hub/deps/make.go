@@ -21,6 +21,7 @@ var jsonUnmarshal = json.Unmarshal
 // Step is one command of a checkout's setup, as the caller ran it.
 type Step struct {
 	ExitCode int
+	Signal   string // the signal that ended it, if one did ("killed")
 	TimedOut bool
 	Stopped  string // why it was stopped, when it was
 	Err      error  // it could not run
@@ -29,7 +30,9 @@ type Step struct {
 }
 
 // Failed says whether the step did not end with exit 0.
-func (s Step) Failed() bool { return s.Err != nil || s.TimedOut || s.Stopped != "" || s.ExitCode != 0 }
+func (s Step) Failed() bool {
+	return s.Err != nil || s.TimedOut || s.Stopped != "" || s.Signal != "" || s.ExitCode != 0
+}
 
 // Env is where and how a checkout is made ready.
 type Env struct {
@@ -122,6 +125,8 @@ func (f *Failure) Error() string {
 		how = fmt.Sprintf("timed out after %s", f.Step.Took.Round(time.Second))
 	case f.Step.Stopped != "":
 		how = "was stopped (" + f.Step.Stopped + ")"
+	case f.Step.Signal != "":
+		how = "was killed by a signal (" + f.Step.Signal + ")"
 	}
 	return fmt.Sprintf("%s failed: `%s` %s", f.What, firstLine(f.Command, 120), how)
 }

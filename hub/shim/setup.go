@@ -202,7 +202,8 @@ func (s *shim) setupStep(ctx context.Context, c *gitx.Checkout, command string, 
 		Stop: stop, Grace: s.o.StopGrace, OutputMax: 8192, Log: log, Marker: "HUB_JOB=" + j.ID, Subreaper: s.subreaper})
 	cancel()
 	s.noteLeftovers(ctx, "setup", res.Leftovers)
-	st := deps.Step{ExitCode: res.ExitCode, TimedOut: res.TimedOut, Stopped: res.Stopped, Err: res.Err, Output: s.red.String(res.Output), Took: res.Duration}
+	st := deps.Step{ExitCode: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut, Stopped: res.Stopped, Err: res.Err,
+		Output: s.red.String(res.Output), Took: res.Duration}
 	if res.Cancelled != nil && st.Stopped == "" {
 		st.Stopped = "the job's shim was told to stop"
 	}
