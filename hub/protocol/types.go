@@ -510,8 +510,12 @@ type Timings struct {
 	PreparingMS int64 `json:"preparing_ms"` // making the worktree, setup included
 	SetupMS     int64 `json:"setup_ms"`     // of which making its environment ready: dependencies and the setup command
 	RunningMS   int64 `json:"running_ms"`   // the worker running, questions included
-	VerifyingMS int64 `json:"verifying_ms"` // the check
-	TotalMS     int64 `json:"total_ms"`     // from start to end
+	// NeedsInputMS is the part of running_ms the worker waited for an answer.
+	NeedsInputMS int64 `json:"needs_input_ms"`
+	VerifyingMS  int64 `json:"verifying_ms"` // the check
+	TotalMS      int64 `json:"total_ms"`     // from start to end
+	// The phases are read from the job's state events, so queued, preparing,
+	// running and verifying add up to total.
 }
 
 // ReplyParams answers a worker's pending question.

@@ -789,7 +789,6 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 	} else {
 		ev.Cost.USD = float64(j.MaxMicros) / 1e6
 	}
-	raw, _ := json.Marshal(ev)
 	if verify != nil {
 		vraw, _ := json.Marshal(verify)
 		_ = s.st.Update(ctx, j.ID, func(r *store.Job) error { r.Verify = vraw; return nil })
@@ -799,7 +798,7 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 	}
 	_, err := s.st.Finish(context.WithoutCancel(ctx), j.ID, store.Ending{
 		State: end.state, HeadSHA: head, Salvaged: salvaged, Error: end.err, Category: end.category, Summary: claimed.Summary,
-		CostMicros: o.CostMicros, CostKnown: o.CostKnown, Tokens: o.Tokens, Evidence: raw, Text: end.err,
+		CostMicros: o.CostMicros, CostKnown: o.CostKnown, Tokens: o.Tokens, Evidence: ev, Text: end.err,
 	}, time.Now().UTC())
 	if err != nil {
 		s.o.Log.Error().Err(err).Msg("finish job")
@@ -820,7 +819,8 @@ func removeCheckout(ctx context.Context, p config.Paths, c *gitx.Checkout) {
 	}
 }
 
-// buildEvidence reads base..head from git: files and commits.
+// buildEvidence reads base..head from git: files and commits. Its state
+// and timings are stamped by store.Finish.
 func buildEvidence(ctx context.Context, j *store.Job, head string, salvaged bool, errMsg string, state protocol.State) *protocol.Evidence {
 	var spec protocol.StartParams
 	_ = json.Unmarshal(j.Spec, &spec)
@@ -834,38 +834,6 @@ func buildEvidence(ctx context.Context, j *store.Job, head string, salvaged bool
 		}
 	}
 	ev.Cost.ReservedUSD = float64(j.MaxMicros) / 1e6
-	now := time.Now().UTC()
-	ms := func(a, b time.Time) int64 {
-		if a.IsZero() {
-			return 0
-		}
-		if b.IsZero() {
-			b = now
-		}
-		return b.Sub(a).Milliseconds()
-	}
-	firstNonZero := func(ts ...time.Time) time.Time {
-		for _, t := range ts {
-			if !t.IsZero() {
-				return t
-			}
-		}
-		return now
-	}
-	ev.Timings = protocol.Timings{
-		QueuedMS:    ms(j.CreatedAt, firstNonZero(j.PreparingAt)),
-		PreparingMS: ms(j.PreparingAt, firstNonZero(j.RunningAt)),
-		RunningMS:   ms(j.RunningAt, firstNonZero(j.VerifyingAt)),
-		VerifyingMS: ms(j.VerifyingAt, now),
-		TotalMS:     ms(j.CreatedAt, now),
-	}
-	if j.RunningAt.IsZero() {
-		ev.Timings.PreparingMS = ms(j.PreparingAt, now)
-	}
-	if j.VerifyingAt.IsZero() {
-		ev.Timings.VerifyingMS = 0
-		ev.Timings.RunningMS = ms(j.RunningAt, now)
-	}
 	if j.Kind != protocol.KindWrite || j.Repo == "" || head == "" || head == j.BaseSHA {
 		return ev
 	}

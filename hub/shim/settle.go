@@ -2,7 +2,6 @@ package shim
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/hub-agents/hub/hub/config"
@@ -72,8 +71,7 @@ func Settle(ctx context.Context, st *store.Store, reg *engine.Registry, paths co
 	if !costKnown {
 		ev.Cost.USD = ev.Cost.ReservedUSD
 	}
-	raw, _ := json.Marshal(ev)
 	_, err := st.Finish(ctx, j.ID, store.Ending{State: protocol.StateFailed, HeadSHA: head, Salvaged: salvaged,
-		Error: msg, CostKnown: costKnown, Evidence: raw, Text: msg}, time.Now().UTC())
+		Error: msg, CostKnown: costKnown, Evidence: ev, Text: msg}, time.Now().UTC())
 	return err
 }

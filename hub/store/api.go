@@ -124,8 +124,11 @@ type Ending struct {
 	CostMicros int64
 	CostKnown  bool // false: the whole reservation is charged
 	Tokens     int64
-	Evidence   []byte
-	Text       string // the state event's text (reason)
+	// Evidence is what hub observed; Finish stamps its state and its
+	// timings (from the job's state events, in the same transaction) and
+	// stores it. Nil stores none.
+	Evidence *protocol.Evidence
+	Text     string // the state event's text (reason)
 }
 
 // LedgerRow is one reservation.

@@ -437,7 +437,16 @@ func (s *Store) Finish(ctx context.Context, id string, e Ending, now time.Time) 
 		j.HeadSHA, j.Salvaged, j.Error, j.Summary = e.HeadSHA, e.Salvaged, e.Error, e.Summary
 		j.Category = protocol.CategoryOf(e.State, e.Category)
 		j.CostMicros, j.CostKnown, j.Tokens = cost, e.CostKnown, e.Tokens
-		j.Evidence = e.Evidence
+		if e.Evidence != nil {
+			ev := *e.Evidence
+			ev.Status = e.State
+			if ev.Timings, err = phaseTimings(ctx, tx, id, now, ev.Timings.SetupMS); err != nil {
+				return err
+			}
+			if j.Evidence, err = json.Marshal(&ev); err != nil {
+				return fmt.Errorf("store: encode evidence of %s: %w", id, err)
+			}
+		}
 		if err := putJob(ctx, tx, j); err != nil {
 			return err
 		}
@@ -494,4 +503,59 @@ func (s *Store) CountStates(ctx context.Context) (map[protocol.State]int, error)
 		n[protocol.State(st)] = c
 	}
 	return n, rows.Err()
+}
+
+// phaseTimings sums the time a job spent in each state, from its state
+// events up to now (its end): the one clock every phase is read from, so
+// the phases add up to the total. setupMS is carried through: the shim
+// times its setup step inside preparing.
+func phaseTimings(ctx context.Context, tx *sql.Tx, id string, now time.Time, setupMS int64) (protocol.Timings, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT at, text FROM events WHERE job_id = ? AND kind = ? ORDER BY cursor`, id, protocol.EventState)
+	if err != nil {
+		return protocol.Timings{}, fmt.Errorf("store: read state events of %s: %w", id, err)
+	}
+	defer rows.Close()
+	t := protocol.Timings{SetupMS: setupMS}
+	var (
+		first, last int64
+		in          protocol.State
+	)
+	end := ms(now)
+	add := func(until int64) {
+		d := max(until-last, 0)
+		switch in {
+		case protocol.StateQueued:
+			t.QueuedMS += d
+		case protocol.StatePreparing:
+			t.PreparingMS += d
+		case protocol.StateRunning:
+			t.RunningMS += d
+		case protocol.StateNeedsInput:
+			t.RunningMS += d
+			t.NeedsInputMS += d
+		case protocol.StateVerifying:
+			t.VerifyingMS += d
+		}
+	}
+	for n := 0; rows.Next(); n++ {
+		var at int64
+		var text string
+		if err := rows.Scan(&at, &text); err != nil {
+			return protocol.Timings{}, err
+		}
+		if n == 0 {
+			first = at
+		} else {
+			add(at)
+		}
+		last, in = at, protocol.State(text)
+	}
+	if err := rows.Err(); err != nil {
+		return protocol.Timings{}, err
+	}
+	if in != "" {
+		add(end)
+		t.TotalMS = max(end-first, 0)
+	}
+	return t, nil
 }

@@ -337,6 +337,43 @@ func TestUpdate(t *testing.T) {
 	}
 }
 
+// TestFinishTimings: the evidence's phases are read from the job's state
+// events, a question's wait counted in running and apart, a second round
+// of running after a verify added up.
+func TestFinishTimings(t *testing.T) {
+	ctx := context.Background()
+	s := openTest(t)
+	c := newClock()
+	running(t, s, c, "j") // queued 1s, preparing 1s
+	step := func(from, to protocol.State, d time.Duration) {
+		t.Helper()
+		c.t = c.t.Add(d - time.Second) // c.now adds the last second
+		if _, err := s.SetState(ctx, "j", []protocol.State{from}, to, "", c.now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step(protocol.StateRunning, protocol.StateNeedsInput, 2*time.Second)
+	step(protocol.StateNeedsInput, protocol.StateRunning, 5*time.Second)
+	step(protocol.StateRunning, protocol.StateVerifying, 3*time.Second)
+	step(protocol.StateVerifying, protocol.StateRunning, 4*time.Second)
+	step(protocol.StateRunning, protocol.StateVerifying, time.Second)
+	c.t = c.t.Add(6 * time.Second)
+	if _, err := s.Finish(ctx, "j", Ending{State: protocol.StateSucceeded, CostKnown: true, Evidence: &protocol.Evidence{ID: "j"}}, c.t); err != nil {
+		t.Fatal(err)
+	}
+	var ev protocol.Evidence
+	if err := json.Unmarshal(mustJob(t, s, "j").Evidence, &ev); err != nil {
+		t.Fatal(err)
+	}
+	want := protocol.Timings{QueuedMS: 1000, PreparingMS: 1000, RunningMS: 11_000, NeedsInputMS: 5000, VerifyingMS: 10_000, TotalMS: 23_000}
+	if diff := cmp.Diff(want, ev.Timings); diff != "" {
+		t.Errorf("timings (-want +got):\n%s", diff)
+	}
+	if ev.Status != protocol.StateSucceeded {
+		t.Errorf("evidence status %q", ev.Status)
+	}
+}
+
 func TestFinish(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
@@ -350,7 +387,7 @@ func TestFinish(t *testing.T) {
 		{
 			name:       "known cost",
 			setup:      func(t *testing.T, s *Store, c *clock) { running(t, s, c, "j") },
-			ending:     Ending{State: protocol.StateSucceeded, CostKnown: true, CostMicros: 42_000, Tokens: 900, HeadSHA: "h", Summary: "done", Evidence: []byte(`{"id":"j"}`), Text: "worker finished"},
+			ending:     Ending{State: protocol.StateSucceeded, CostKnown: true, CostMicros: 42_000, Tokens: 900, HeadSHA: "h", Summary: "done", Evidence: &protocol.Evidence{ID: "j", Timings: protocol.Timings{SetupMS: 7}}, Text: "worker finished"},
 			wantClosed: true, wantCost: 42_000,
 			wantRow: &LedgerRow{JobID: "j", Month: "2026-03", ReservedMicros: 100_000, ChargedMicros: 42_000, Closed: true, CostKnown: true},
 		},
@@ -385,8 +422,22 @@ func TestFinish(t *testing.T) {
 			j := mustJob(t, s, "j")
 			e := tc.ending
 			got := Ending{State: j.State, HeadSHA: j.HeadSHA, Salvaged: j.Salvaged, Error: j.Error, Summary: j.Summary,
-				CostMicros: j.CostMicros, CostKnown: j.CostKnown, Tokens: j.Tokens, Evidence: j.Evidence, Text: e.Text}
+				CostMicros: j.CostMicros, CostKnown: j.CostKnown, Tokens: j.Tokens, Text: e.Text}
+			if j.Evidence != nil {
+				got.Evidence = new(protocol.Evidence)
+				if err := json.Unmarshal(j.Evidence, got.Evidence); err != nil {
+					t.Fatal(err)
+				}
+			}
 			e.CostMicros = tc.wantCost
+			if e.Evidence != nil {
+				// Finish stamps the state and the phases (one second
+				// each on this clock: queued, preparing, running).
+				ev := *e.Evidence
+				ev.Status = e.State
+				ev.Timings = protocol.Timings{QueuedMS: 1000, PreparingMS: 1000, SetupMS: 7, RunningMS: 1000, TotalMS: 3000}
+				e.Evidence = &ev
+			}
 			if diff := cmp.Diff(e, got); diff != "" {
 				t.Errorf("job after Finish (-want +got):\n%s", diff)
 			}

@@ -706,6 +706,8 @@ export interface Timings {
   setup_ms: number;
   /** the worker running, questions included */
   running_ms: number;
+  /** NeedsInputMS is the part of running_ms the worker waited for an answer. */
+  needs_input_ms: number;
   /** the check */
   verifying_ms: number;
   /** from start to end */
