@@ -1,5 +1,6 @@
-// Command protogen writes the editor's TypeScript protocol types and
-// docs/protocol.md from hub/protocol. Run it from the repository's top
+// Command protogen writes the editor's TypeScript protocol types,
+// docs/protocol.md and hub/protocol's typed servers, dispatchers and
+// clients from hub/protocol. Run it from the repository's top
 // (`make protocol`); `-check` only reports whether the files are current.
 package main
 
@@ -23,31 +24,28 @@ func main() {
 }
 
 func run(check bool) error {
-	ts, md, err := gen.Generate(".")
+	files, err := gen.Generate(".")
 	if err != nil {
 		return err
 	}
 	stale := false
-	for _, f := range []struct {
-		path string
-		data []byte
-	}{{gen.TSPath, ts}, {gen.MDPath, md}} {
-		old, _ := os.ReadFile(f.path)
-		if bytes.Equal(old, f.data) {
+	for _, f := range files {
+		old, _ := os.ReadFile(f.Path)
+		if bytes.Equal(old, f.Data) {
 			continue
 		}
 		if check {
-			fmt.Fprintf(os.Stderr, "%s is stale; run `make protocol`\n", f.path)
+			fmt.Fprintf(os.Stderr, "%s is stale; run `make protocol`\n", f.Path)
 			stale = true
 			continue
 		}
-		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(f.Path), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(f.path, f.data, 0o644); err != nil {
+		if err := os.WriteFile(f.Path, f.Data, 0o644); err != nil {
 			return err
 		}
-		fmt.Fprintf(os.Stderr, "wrote %s\n", f.path)
+		fmt.Fprintf(os.Stderr, "wrote %s\n", f.Path)
 	}
 	if stale {
 		return fmt.Errorf("generated files are stale")

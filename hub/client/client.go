@@ -110,17 +110,6 @@ func sendAgain(ctx context.Context, paths config.Paths, method string, send, rec
 	}
 }
 
-// readOnly lists the methods that change nothing: safe to send again
-// whatever happened to the first attempt.
-var readOnly = map[string]bool{
-	protocol.MethodJobWait: true, protocol.MethodJobStatus: true, protocol.MethodJobList: true,
-	protocol.MethodJobResult: true, protocol.MethodJobEvents: true, protocol.MethodEngineList: true,
-	protocol.MethodInitialize: true, protocol.MethodSummary: true, protocol.MethodLedgerList: true,
-	protocol.MethodROIReport: true, protocol.MethodDU: true, protocol.MethodProfileList: true,
-	protocol.MethodProviderStatus: true, protocol.MethodRouteExplain: true, protocol.MethodJobFiles: true,
-	protocol.MethodJobFile: true,
-}
-
 // Again reports whether a call of method that failed with err may be sent
 // again on a new connection: it never left, the daemon refused it while
 // shutting down (having done nothing), or it changes nothing and was cut off.
@@ -131,7 +120,15 @@ func Again(method string, err error) bool {
 	case errors.Is(err, rpc.ErrNotSent), errors.Is(err, rpc.ErrDropped), Code(err) == protocol.CodeShuttingDown:
 		return true
 	}
-	return readOnly[method] && errors.Is(err, jsonrpc2.ErrClosed)
+	return readOnly(method) && errors.Is(err, jsonrpc2.ErrClosed)
+}
+
+// readOnly reports whether method, a request to the daemon, changes
+// nothing (its Spec says so): safe to send again whatever happened to the
+// first attempt.
+func readOnly(method string) bool {
+	sp, ok := protocol.SpecOf(method)
+	return ok && sp.ReadOnly && sp.To == protocol.PartyDaemon && !sp.Notification
 }
 
 // CutOffError is a request the daemon's connection closed under before it

@@ -69,11 +69,15 @@ func refuseSandboxed(c *rpc.Conn) error {
 	return nil
 }
 
-// withCaller puts c's caller into ctx for the handlers.
+// connKey is the context key of the connection a request came on.
+type connKey struct{}
+
+// withCaller puts c, and its caller, into ctx for the handlers.
 func withCaller(ctx context.Context, c *rpc.Conn) context.Context {
 	if c == nil {
 		return ctx
 	}
+	ctx = context.WithValue(ctx, connKey{}, c)
 	if cl, ok := c.Value(callerKey{}).(caller); ok {
 		return context.WithValue(ctx, callerKey{}, cl)
 	}

@@ -13,7 +13,7 @@ import (
 
 // cleanup removes an ended job's worktree; the branch stays unless asked.
 // The record stays readable.
-func (s *Server) cleanup(ctx context.Context, p protocol.CleanupParams) (*protocol.CleanupResult, error) {
+func (s *Server) JobCleanup(ctx context.Context, p protocol.CleanupParams) (*protocol.CleanupResult, error) {
 	j, err := s.st.Job(ctx, p.ID)
 	if err != nil {
 		return nil, notFound(p.ID, err)

@@ -14,7 +14,7 @@ import (
 
 // du measures hub's disk use: each job's worktrees, journal, logs and
 // engine folder, largest first, and HUB_HOME's totals. It only reads.
-func (s *Server) du(ctx context.Context, _ protocol.DUParams) (*protocol.DUResult, error) {
+func (s *Server) DU(ctx context.Context, _ protocol.DUParams) (*protocol.DUResult, error) {
 	jobs, err := s.st.ListJobs(ctx, nil, "", 0)
 	if err != nil {
 		return nil, internal(err)

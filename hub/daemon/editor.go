@@ -47,7 +47,7 @@ func (s *Server) head(j *store.Job, repo *gitx.Repo) string {
 	return j.HeadSHA
 }
 
-func (s *Server) files(ctx context.Context, p protocol.FilesParams) (*protocol.FilesResult, error) {
+func (s *Server) JobFiles(ctx context.Context, p protocol.FilesParams) (*protocol.FilesResult, error) {
 	j, repo, err := s.jobRepo(ctx, p.ID)
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func (s *Server) files(ctx context.Context, p protocol.FilesParams) (*protocol.F
 	return res, nil
 }
 
-func (s *Server) file(ctx context.Context, p protocol.FileParams) (*protocol.FileResult, error) {
+func (s *Server) JobFile(ctx context.Context, p protocol.FileParams) (*protocol.FileResult, error) {
 	clean, err := repoPath(p.Path)
 	if err != nil {
 		return nil, err
@@ -125,7 +125,7 @@ func repoPath(p string) (string, error) {
 	}
 }
 
-func (s *Server) merge(ctx context.Context, p protocol.MergeParams) (*protocol.MergeResult, error) {
+func (s *Server) JobMerge(ctx context.Context, p protocol.MergeParams) (*protocol.MergeResult, error) {
 	j, repo, err := s.jobRepo(ctx, p.ID)
 	if err != nil {
 		return nil, err
@@ -193,7 +193,7 @@ func trackedChanges(ctx context.Context, dir string) (bool, error) {
 	return false, nil
 }
 
-func (s *Server) summary(ctx context.Context, _ protocol.Empty) (*protocol.SummaryResult, error) {
+func (s *Server) Summary(ctx context.Context, _ protocol.Empty) (*protocol.SummaryResult, error) {
 	set, err := loadSettings()
 	if err != nil {
 		return nil, err

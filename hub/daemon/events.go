@@ -10,7 +10,7 @@ import (
 	"github.com/hub-agents/hub/hub/rpc"
 )
 
-func (s *Server) events(ctx context.Context, p protocol.EventsParams) (*protocol.EventsResult, error) {
+func (s *Server) JobEvents(ctx context.Context, p protocol.EventsParams) (*protocol.EventsResult, error) {
 	var ids []string
 	if p.ID != "" {
 		if _, err := s.st.Job(ctx, p.ID); err != nil {
@@ -39,7 +39,11 @@ func (s *Server) events(ctx context.Context, p protocol.EventsParams) (*protocol
 // subscribe replays the events after Since (when given), then sends every
 // new event and job change. Replay and registration happen under the
 // subscribers' lock, so no event is lost or sent twice between them.
-func (s *Server) subscribe(ctx context.Context, c *rpc.Conn, p protocol.SubscribeParams) (*protocol.SubscribeResult, error) {
+func (s *Server) Subscribe(ctx context.Context, p protocol.SubscribeParams) (*protocol.SubscribeResult, error) {
+	c, _ := ctx.Value(connKey{}).(*rpc.Conn)
+	if c == nil {
+		return nil, wrongState("subscribe on a connection to the daemon", "events/subscribe needs a connection to send notifications on")
+	}
 	s.subsMu.Lock()
 	defer s.subsMu.Unlock()
 	if _, ok := s.subs[c]; ok {
@@ -73,7 +77,7 @@ func (s *Server) subscribe(ctx context.Context, c *rpc.Conn, p protocol.Subscrib
 	return &protocol.SubscribeResult{Cursor: cur}, nil
 }
 
-func (s *Server) engines(ctx context.Context) (*protocol.EnginesResult, error) {
+func (s *Server) EngineList(ctx context.Context, _ protocol.Empty) (*protocol.EnginesResult, error) {
 	set, err := loadSettings()
 	if err != nil {
 		return nil, err

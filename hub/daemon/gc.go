@@ -22,7 +22,7 @@ const maxRetention = 100 * 365 * 24 * time.Hour
 // engine folders and logs, and their branches once the work is merged (any
 // branch with --force). The records and journals stay. Without apply it
 // changes nothing and says what it would do.
-func (s *Server) gc(ctx context.Context, p protocol.GCParams) (*protocol.GCResult, error) {
+func (s *Server) GC(ctx context.Context, p protocol.GCParams) (*protocol.GCResult, error) {
 	var olderThan time.Duration
 	switch {
 	case p.OlderThanS == nil:

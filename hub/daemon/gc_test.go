@@ -509,20 +509,20 @@ func TestGCRepoGone(t *testing.T) {
 func TestGCOlderThan(t *testing.T) {
 	w := newGCWorld(t)
 	t.Setenv("HUB_JOB_RETENTION_DAYS", "7")
-	res, err := w.s.gc(w.ctx, protocol.GCParams{})
+	res, err := w.s.GC(w.ctx, protocol.GCParams{})
 	if err != nil || res.OlderThanS != 7*24*3600 {
 		t.Errorf("default retention: %+v, %v; want 7 days from the setting", res, err)
 	}
 	zero := int64(0)
-	if res, err := w.s.gc(w.ctx, protocol.GCParams{OlderThanS: &zero}); err != nil || res.OlderThanS != 0 {
+	if res, err := w.s.GC(w.ctx, protocol.GCParams{OlderThanS: &zero}); err != nil || res.OlderThanS != 0 {
 		t.Errorf("older_than_s 0: %+v, %v", res, err)
 	}
 	neg := int64(-1)
-	if _, err := w.s.gc(w.ctx, protocol.GCParams{OlderThanS: &neg}); err == nil || !strings.Contains(err.Error(), "negative") {
+	if _, err := w.s.GC(w.ctx, protocol.GCParams{OlderThanS: &neg}); err == nil || !strings.Contains(err.Error(), "negative") {
 		t.Errorf("older_than_s -1: %v; want it refused", err)
 	}
 	t.Setenv("HUB_JOB_RETENTION_DAYS", "0")
-	if _, err := w.s.gc(w.ctx, protocol.GCParams{}); err == nil || !strings.Contains(err.Error(), "HUB_JOB_RETENTION_DAYS") {
+	if _, err := w.s.GC(w.ctx, protocol.GCParams{}); err == nil || !strings.Contains(err.Error(), "HUB_JOB_RETENTION_DAYS") {
 		t.Errorf("job_retention_days 0: %v; want a config error", err)
 	}
 }
@@ -538,7 +538,7 @@ func TestDU(t *testing.T) {
 	}
 	gcWriteFile(t, filepath.Join(w.paths.VerifyTree("large001"), "v"), strings.Repeat("v", 50))
 
-	res, err := w.s.du(w.ctx, protocol.DUParams{})
+	res, err := w.s.DU(w.ctx, protocol.DUParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -603,7 +603,7 @@ func TestGCEnvCache(t *testing.T) {
 	if err := os.Chtimes(stale, w.now.Add(-2*time.Hour), w.now.Add(-2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	du, err := w.s.du(w.ctx, protocol.DUParams{})
+	du, err := w.s.DU(w.ctx, protocol.DUParams{})
 	if err != nil || len(du.Envs) != 2 || du.Envs[0].Key != recent || du.Envs[1].Bytes < 3*int64(len("module.exports = 1\n")) {
 		t.Fatalf("du: %+v, %v", du.Envs, err)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // ledger lists a month's reservations (or one job's) with the month's totals.
-func (s *Server) ledger(ctx context.Context, p protocol.LedgerParams) (*protocol.LedgerResult, error) {
+func (s *Server) LedgerList(ctx context.Context, p protocol.LedgerParams) (*protocol.LedgerResult, error) {
 	set, err := loadSettings()
 	if err != nil {
 		return nil, err

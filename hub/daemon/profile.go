@@ -31,7 +31,7 @@ func profileInfo(st profile.Store, p profile.Profile, def string) protocol.Profi
 	return in
 }
 
-func (s *Server) profileList(ctx context.Context, _ struct{}) (*protocol.ProfileListResult, error) {
+func (s *Server) ProfileList(ctx context.Context, _ protocol.Empty) (*protocol.ProfileListResult, error) {
 	st := s.profiles()
 	ps, def, err := st.List()
 	if err != nil {
@@ -44,7 +44,7 @@ func (s *Server) profileList(ctx context.Context, _ struct{}) (*protocol.Profile
 	return res, nil
 }
 
-func (s *Server) profileSet(ctx context.Context, p protocol.ProfileSetParams) (*protocol.ProfileInfo, error) {
+func (s *Server) ProfileSet(ctx context.Context, p protocol.ProfileSetParams) (*protocol.ProfileInfo, error) {
 	in := p.Profile
 	pr := profile.Profile{Name: in.Name, Provider: in.Provider, BaseURL: in.BaseURL, Model: in.Model, Fallbacks: in.Fallbacks,
 		KeyEnv: in.KeyEnv, MaxTokens: in.MaxTokens, ContextWindow: in.ContextWindow, Script: in.Script}
@@ -82,22 +82,22 @@ func (s *Server) profileSet(ctx context.Context, p protocol.ProfileSetParams) (*
 	return &info, nil
 }
 
-func (s *Server) profileRemove(ctx context.Context, p protocol.ProfileNameParams) (*protocol.ProfileListResult, error) {
+func (s *Server) ProfileRemove(ctx context.Context, p protocol.ProfileNameParams) (*protocol.ProfileListResult, error) {
 	if err := s.profiles().Remove(p.Name); err != nil {
 		return nil, profileErr(err)
 	}
-	return s.profileList(ctx, struct{}{})
+	return s.ProfileList(ctx, protocol.Empty{})
 }
 
-func (s *Server) profileDefault(ctx context.Context, p protocol.ProfileNameParams) (*protocol.ProfileListResult, error) {
+func (s *Server) ProfileDefault(ctx context.Context, p protocol.ProfileNameParams) (*protocol.ProfileListResult, error) {
 	if err := s.profiles().SetDefault(p.Name); err != nil {
 		return nil, profileErr(err)
 	}
-	return s.profileList(ctx, struct{}{})
+	return s.ProfileList(ctx, protocol.Empty{})
 }
 
 // providerStatus checks every profile (or the one named) side by side.
-func (s *Server) providerStatus(ctx context.Context, p protocol.ProfileNameParams) (*protocol.ProviderStatusResult, error) {
+func (s *Server) ProviderStatus(ctx context.Context, p protocol.ProfileNameParams) (*protocol.ProviderStatusResult, error) {
 	st := s.profiles()
 	ps, def, err := st.List()
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 
 // reply answers the pending question through the job's shim, which owns the
 // question and the worker waiting on it.
-func (s *Server) reply(ctx context.Context, p protocol.ReplyParams) (*protocol.ReplyResult, error) {
+func (s *Server) JobReply(ctx context.Context, p protocol.ReplyParams) (*protocol.ReplyResult, error) {
 	j, err := s.st.Job(ctx, p.ID)
 	if err != nil {
 		return nil, notFound(p.ID, err)
@@ -44,16 +44,19 @@ func (s *Server) reply(ctx context.Context, p protocol.ReplyParams) (*protocol.R
 			return nil, rpc.Errorf(protocol.CodeNotFound, "the job's status names its pending question", "job %s has no pending question %q", j.ID, p.QuestionID)
 		}
 	}
-	var res protocol.ReplyResult
-	if err := s.callShim(ctx, j.ID, protocol.MethodShimReply, protocol.ShimReplyParams{QuestionID: p.QuestionID, Text: p.Text}, &res); err != nil {
+	var res *protocol.ReplyResult
+	if err := s.callShim(ctx, j.ID, func(c protocol.ShimClient) (err error) {
+		res, err = c.ShimReply(ctx, protocol.ShimReplyParams{QuestionID: p.QuestionID, Text: p.Text})
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	s.poke()
-	return &res, nil
+	return res, nil
 }
 
-// callShim calls the job's shim on its own socket.
-func (s *Server) callShim(ctx context.Context, id, method string, params, result any) error {
+// callShim makes a call to the job's shim on its own socket.
+func (s *Server) callShim(ctx context.Context, id string, call func(protocol.ShimClient) error) error {
 	dctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	nc, err := rpc.Dial(dctx, s.o.Paths.ShimSocket(id))
@@ -64,7 +67,7 @@ func (s *Server) callShim(ctx context.Context, id, method string, params, result
 	}
 	c := rpc.NewConn(ctx, nc, nil, nil)
 	defer c.Close()
-	if err := c.Call(ctx, method, params, result); err != nil {
+	if err := call(protocol.ShimClient{C: c}); err != nil {
 		var je *jsonrpc2.Error
 		if errors.As(err, &je) || ctx.Err() != nil {
 			return err

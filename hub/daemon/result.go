@@ -17,7 +17,7 @@ import (
 func now() time.Time { return time.Now().UTC() }
 
 // result gives the summary, the full text or the evidence of a job.
-func (s *Server) result(ctx context.Context, p protocol.ResultParams) (*protocol.ResultResult, error) {
+func (s *Server) JobResult(ctx context.Context, p protocol.ResultParams) (*protocol.ResultResult, error) {
 	j, err := s.st.Job(ctx, p.ID)
 	if err != nil {
 		return nil, notFound(p.ID, err)

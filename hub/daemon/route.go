@@ -56,7 +56,7 @@ func loadRouting() (router.Weights, error) {
 }
 
 // routeExplain is the decision start would make for p, without starting.
-func (s *Server) routeExplain(ctx context.Context, p protocol.StartParams) (*protocol.RouteExplainResult, error) {
+func (s *Server) RouteExplain(ctx context.Context, p protocol.StartParams) (*protocol.RouteExplainResult, error) {
 	set, in, err := s.routeInputs(ctx)
 	if err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func (s *Server) routeExplain(ctx context.Context, p protocol.StartParams) (*pro
 
 // routeCalibrate fits routing.json from the jobs that ended in the window.
 // Cancelled jobs are left out: a person stopped them, the engine did not fail.
-func (s *Server) routeCalibrate(ctx context.Context, p protocol.RouteCalibrateParams) (*protocol.RouteCalibrateResult, error) {
+func (s *Server) RouteCalibrate(ctx context.Context, p protocol.RouteCalibrateParams) (*protocol.RouteCalibrateResult, error) {
 	days := p.SinceDays
 	switch {
 	case days < 0:

@@ -15,7 +15,7 @@ import (
 
 // start validates everything, then records the job as queued and returns at
 // once; the scheduler admits and prepares it after.
-func (s *Server) start(ctx context.Context, p protocol.StartParams) (*protocol.StartResult, error) {
+func (s *Server) JobStart(ctx context.Context, p protocol.StartParams) (*protocol.StartResult, error) {
 	set, in, err := s.routeInputs(ctx)
 	if err != nil {
 		return nil, err
@@ -55,7 +55,7 @@ func (s *Server) start(ctx context.Context, p protocol.StartParams) (*protocol.S
 }
 
 // startMany starts each job on its own; one refused item does not stop the others.
-func (s *Server) startMany(ctx context.Context, p protocol.StartManyParams) (*protocol.StartManyResult, error) {
+func (s *Server) StartMany(ctx context.Context, p protocol.StartManyParams) (*protocol.StartManyResult, error) {
 	if len(p.Jobs) == 0 {
 		return nil, invalid("jobs", "pass at least one job", "jobs is empty")
 	}
@@ -64,7 +64,7 @@ func (s *Server) startMany(ctx context.Context, p protocol.StartManyParams) (*pr
 	}
 	res := &protocol.StartManyResult{Results: make([]protocol.StartManyItem, len(p.Jobs))}
 	for i, jp := range p.Jobs {
-		r, err := s.start(ctx, jp)
+		r, err := s.JobStart(ctx, jp)
 		if err != nil {
 			res.Results[i].Error = itemError(err)
 			continue

@@ -7,7 +7,7 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
-func (s *Server) jobStatus(ctx context.Context, p protocol.IDParams) (*protocol.JobStatus, error) {
+func (s *Server) JobStatus(ctx context.Context, p protocol.IDParams) (*protocol.JobStatus, error) {
 	st, err := s.status(ctx, p.ID)
 	if err != nil {
 		return nil, notFound(p.ID, err)
@@ -15,7 +15,7 @@ func (s *Server) jobStatus(ctx context.Context, p protocol.IDParams) (*protocol.
 	return &st, nil
 }
 
-func (s *Server) list(ctx context.Context, p protocol.ListParams) (*protocol.ListResult, error) {
+func (s *Server) JobList(ctx context.Context, p protocol.ListParams) (*protocol.ListResult, error) {
 	jobs, err := s.st.ListJobs(ctx, p.States, p.Repo, p.Limit)
 	if err != nil {
 		return nil, internal(err)

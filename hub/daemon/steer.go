@@ -11,7 +11,7 @@ import (
 
 // steer queues a message for the worker; it reaches the worker at its next
 // progress report or tool result, and the journal records when.
-func (s *Server) steer(ctx context.Context, p protocol.SteerParams) (*protocol.SteerResult, error) {
+func (s *Server) JobSteer(ctx context.Context, p protocol.SteerParams) (*protocol.SteerResult, error) {
 	j, err := s.st.Job(ctx, p.ID)
 	if err != nil {
 		return nil, notFound(p.ID, err)
@@ -32,6 +32,9 @@ func (s *Server) steer(ctx context.Context, p protocol.SteerParams) (*protocol.S
 		return nil, internal(err)
 	}
 	s.poke()
-	_ = s.callShim(ctx, j.ID, protocol.MethodShimSteer, protocol.ShimSteerParams{Text: p.Text}, nil)
+	_ = s.callShim(ctx, j.ID, func(c protocol.ShimClient) error {
+		_, err := c.ShimSteer(ctx, protocol.ShimSteerParams{Text: p.Text})
+		return err
+	})
 	return &protocol.SteerResult{ID: j.ID, Queued: true}, nil
 }

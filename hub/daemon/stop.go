@@ -13,7 +13,7 @@ import (
 // stop ends a job: a queued one at once, an active one through its shim,
 // which stops the worker's process group, commits what it left and closes
 // the job as cancelled.
-func (s *Server) stop(ctx context.Context, p protocol.IDParams) (*protocol.JobStatus, error) {
+func (s *Server) JobStop(ctx context.Context, p protocol.IDParams) (*protocol.JobStatus, error) {
 	j, err := s.st.Job(ctx, p.ID)
 	if err != nil {
 		return nil, notFound(p.ID, err)
@@ -31,7 +31,10 @@ func (s *Server) stop(ctx context.Context, p protocol.IDParams) (*protocol.JobSt
 			return nil, internal(err)
 		}
 	default:
-		if err := s.callShim(ctx, j.ID, protocol.MethodShimStop, protocol.ShimStopParams{Reason: "stopped by request"}, nil); err != nil {
+		if err := s.callShim(ctx, j.ID, func(c protocol.ShimClient) error {
+			_, err := c.ShimStop(ctx, protocol.ShimStopParams{Reason: "stopped by request"})
+			return err
+		}); err != nil {
 			lock := flock.New(s.o.Paths.ShimLock(j.ID))
 			if ok, _ := lock.TryLock(); !ok {
 				return nil, err
@@ -58,5 +61,5 @@ func (s *Server) stop(ctx context.Context, p protocol.IDParams) (*protocol.JobSt
 		}
 	}
 	s.poke()
-	return s.jobStatus(ctx, protocol.IDParams{ID: j.ID})
+	return s.JobStatus(ctx, protocol.IDParams{ID: j.ID})
 }

@@ -27,7 +27,7 @@ func (s *Server) finalCheck(ctx context.Context, p protocol.WaitParams, last *pr
 
 // wait returns as soon as every job (or one, with Any) has ended or asks a
 // question newer than Since, or at the timeout with Done false.
-func (s *Server) wait(ctx context.Context, p protocol.WaitParams) (*protocol.WaitResult, error) {
+func (s *Server) JobWait(ctx context.Context, p protocol.WaitParams) (*protocol.WaitResult, error) {
 	if len(p.IDs) == 0 {
 		return nil, invalid("ids", "pass the ids that start returned", "ids is empty")
 	}

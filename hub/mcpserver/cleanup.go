@@ -20,7 +20,7 @@ func addCleanup(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "cleanup",
 		Description: "Remove an ended job's worktree; its branch stays unless asked.",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), IdempotentHint: true},
+		Annotations: annotate(protocol.MethodJobCleanup),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in cleanupIn) (*mcp.CallToolResult, *protocol.CleanupResult, error) {
 		var out protocol.CleanupResult
 		p := protocol.CleanupParams{ID: in.ID, DeleteBranch: in.DeleteBranch, Force: in.Force}

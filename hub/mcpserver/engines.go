@@ -14,7 +14,7 @@ func addEngines(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "engines",
 		Description: "Engines here, capacity (source, age, confidence), month's spend.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+		Annotations: annotate(protocol.MethodEngineList),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, *protocol.EnginesResult, error) {
 		var out protocol.EnginesResult
 		if err := s.call(ctx, protocol.MethodEngineList, struct{}{}, &out); err != nil {

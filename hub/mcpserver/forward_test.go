@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +14,21 @@ import (
 )
 
 func ptr[T any](v T) *T { return &v }
+
+// fullStartArgs sets every argument of start; fullStartParams is what the
+// daemon must get for them (TestStartTakesEveryField keeps both complete).
+var (
+	fullStartArgs = map[string]any{"task": "fix bug.txt", "repo": "/r", "cwd": "/c", "base": "main", "kind": "write",
+		"files": []string{"bug.txt"}, "engine": "exec", "exec": "make fix", "profile": "p", "model": "m",
+		"effort": "high", "max_usd": 0, "max_turns": 7, "timeout_s": 60, "isolation": "sandbox",
+		"verify": "make test", "definition_of_done": "tests pass", "ask_timeout_s": 30,
+		"verify_timeout_s": 20, "stall_timeout_s": 40, "setup": "make deps", "deps": "off", "setup_timeout_s": 90}
+	fullStartParams = protocol.StartParams{Task: "fix bug.txt", Repo: "/r", Cwd: "/c", Base: "main", Kind: "write",
+		Files: []string{"bug.txt"}, Engine: "exec", Exec: "make fix", Profile: "p", Model: "m", Effort: "high",
+		MaxUSD: ptr(0.0), MaxTurns: 7, TimeoutS: 60, Isolation: "sandbox", Verify: "make test",
+		DefinitionOfDone: "tests pass", AskTimeoutS: 30, VerifyTimeoutS: 20, StallTimeoutS: 40,
+		Setup: "make deps", Deps: "off", SetupTimeoutS: 90}
+)
 
 var (
 	t0     = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -46,15 +62,9 @@ func TestForward(t *testing.T) {
 	}{
 		{
 			name: "start", tool: "start",
-			args: map[string]any{"task": "fix bug.txt", "repo": "/r", "cwd": "/c", "base": "main", "kind": "write",
-				"files": []string{"bug.txt"}, "engine": "exec", "exec": "make fix", "profile": "p", "model": "m",
-				"effort": "high", "max_usd": 0, "max_turns": 7, "timeout_s": 60, "isolation": "sandbox",
-				"verify": "make test", "definition_of_done": "tests pass", "ask_timeout_s": 30},
+			args:       fullStartArgs,
 			wantMethod: protocol.MethodJobStart,
-			wantParams: protocol.StartParams{Task: "fix bug.txt", Repo: "/r", Cwd: "/c", Base: "main", Kind: "write",
-				Files: []string{"bug.txt"}, Engine: "exec", Exec: "make fix", Profile: "p", Model: "m", Effort: "high",
-				MaxUSD: ptr(0.0), MaxTurns: 7, TimeoutS: 60, Isolation: "sandbox", Verify: "make test",
-				DefinitionOfDone: "tests pass", AskTimeoutS: 30},
+			wantParams: fullStartParams,
 			result: protocol.StartResult{ID: "abc12345", State: protocol.StateQueued, Engine: "exec", Branch: "hub/abc12345",
 				Base: "1111", Isolation: "sandbox", Notes: []string{"uncommitted changes are not carried"}},
 			wantText: "abc12345 queued · exec · branch hub/abc12345 · sandbox\n  note: uncommitted changes are not carried",
@@ -230,6 +240,26 @@ func TestForward(t *testing.T) {
 
 // TestDaemonErrors checks that a daemon failure is a tool result with
 // IsError and a sentence saying what to do, never a protocol error.
+// TestStartTakesEveryField: the start tool's schema lists every field of
+// job/start's params, and the forwarding case above sets each one.
+func TestStartTakesEveryField(t *testing.T) {
+	sch := startSchema()
+	rt := reflect.TypeFor[protocol.StartParams]()
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		if _, ok := sch.Properties[name]; !ok {
+			t.Errorf("the start tool does not take %s", name)
+		}
+	}
+	v := reflect.ValueOf(fullStartParams)
+	for i := range rt.NumField() {
+		name, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")
+		if _, ok := fullStartArgs[name]; !ok || v.Field(i).IsZero() {
+			t.Errorf("TestForward's start case does not set %s", name)
+		}
+	}
+}
+
 func TestDaemonErrors(t *testing.T) {
 	isolate(t)
 	notFound := errorWith(protocol.CodeNotFound, "no job \"nosuch\"", protocol.ErrorData{Hint: "check the id with wait or engines"})

@@ -35,7 +35,7 @@ func addProfiles(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "profiles",
 		Description: "Builtin worker model profiles: list, status; set/remove/default only if your user asks. Keys come from the user, not you.",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), IdempotentHint: true},
+		Annotations: annotate(protocol.MethodProfileList, protocol.MethodProfileSet, protocol.MethodProfileRemove, protocol.MethodProfileDefault, protocol.MethodProviderStatus),
 	}, s.profilesTool)
 }
 

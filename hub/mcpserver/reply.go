@@ -11,14 +11,14 @@ import (
 type replyIn struct {
 	ID         string `json:"id"`
 	Text       string `json:"text" jsonschema:"the answer"`
-	QuestionID string `json:"question_id,omitempty" jsonschema:"default: the pending one"`
+	QuestionID string `json:"question_id,omitempty" jsonschema:"default: pending"`
 }
 
 func addReply(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "reply",
 		Description: "Answer the question of a needs_input job.",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
+		Annotations: annotate(protocol.MethodJobReply),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in replyIn) (*mcp.CallToolResult, *protocol.ReplyResult, error) {
 		var out protocol.ReplyResult
 		p := protocol.ReplyParams{ID: in.ID, QuestionID: in.QuestionID, Text: in.Text}

@@ -12,7 +12,7 @@ import (
 
 type resultIn struct {
 	ID       string `json:"id"`
-	Full     bool   `json:"full,omitempty" jsonschema:"the whole final text"`
+	Full     bool   `json:"full,omitempty" jsonschema:"whole final text"`
 	Evidence bool   `json:"evidence,omitempty" jsonschema:"what hub observed, as JSON"`
 }
 
@@ -23,7 +23,7 @@ func addResult(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "result",
 		Description: "A job's outcome: a 10-line summary, the full text, or the evidence.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+		Annotations: annotate(protocol.MethodJobResult),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in resultIn) (*mcp.CallToolResult, *protocol.ResultResult, error) {
 		var out protocol.ResultResult
 		p := protocol.ResultParams{ID: in.ID, Full: in.Full, Evidence: in.Evidence}

@@ -224,4 +224,21 @@ func text(format string, args ...any) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
 }
 
-func boolPtr(b bool) *bool { return &b }
+// annotate derives a tool's annotations from the Specs of the methods it
+// calls: read-only and idempotent when all of them are, destructive when
+// any is.
+func annotate(methods ...string) *mcp.ToolAnnotations {
+	ro, idem, destructive := true, true, false
+	for _, m := range methods {
+		sp, ok := protocol.SpecOf(m)
+		if !ok {
+			panic("mcpserver: no protocol Spec for " + m)
+		}
+		ro, idem, destructive = ro && sp.ReadOnly, idem && sp.Idempotent, destructive || sp.Destructive
+	}
+	a := &mcp.ToolAnnotations{ReadOnlyHint: ro, IdempotentHint: idem}
+	if !ro {
+		a.DestructiveHint = &destructive // MCP reads an absent hint as destructive
+	}
+	return a
+}

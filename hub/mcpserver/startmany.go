@@ -11,7 +11,7 @@ import (
 )
 
 type startManyIn struct {
-	Jobs []startIn `json:"jobs" jsonschema:"same fields as start"`
+	Jobs []protocol.StartParams `json:"jobs" jsonschema:"same fields as start"`
 }
 
 // startManyOut is protocol.StartManyResult with every field optional: an
@@ -37,13 +37,10 @@ func addStartMany(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "start_many",
 		Description: "Start several independent jobs; each item succeeds or fails alone.",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
+		Annotations: annotate(protocol.MethodStartMany),
 		InputSchema: startManySchema(),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in startManyIn) (*mcp.CallToolResult, *startManyOut, error) {
-		p := protocol.StartManyParams{Jobs: make([]protocol.StartParams, len(in.Jobs))}
-		for i, j := range in.Jobs {
-			p.Jobs[i] = j.params()
-		}
+		p := protocol.StartManyParams{Jobs: in.Jobs}
 		var res protocol.StartManyResult
 		if err := s.call(ctx, protocol.MethodStartMany, p, &res); err != nil {
 			return nil, nil, err

@@ -16,7 +16,7 @@ func addStatus(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "status",
 		Description: "One job's state in one line.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+		Annotations: annotate(protocol.MethodJobStatus),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, *protocol.JobStatus, error) {
 		var out protocol.JobStatus
 		if err := s.call(ctx, protocol.MethodJobStatus, protocol.IDParams{ID: in.ID}, &out); err != nil {

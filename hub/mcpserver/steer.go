@@ -17,7 +17,7 @@ func addSteer(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "steer",
 		Description: "Redirect a running job; the worker gets it at its next step.",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(false)},
+		Annotations: annotate(protocol.MethodJobSteer),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in steerIn) (*mcp.CallToolResult, *protocol.SteerResult, error) {
 		var out protocol.SteerResult
 		if err := s.call(ctx, protocol.MethodJobSteer, protocol.SteerParams{ID: in.ID, Text: in.Text}, &out); err != nil {

@@ -12,7 +12,7 @@ func addStop(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "stop",
 		Description: "Stop a job; work so far is kept on its branch.",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: boolPtr(true), IdempotentHint: true},
+		Annotations: annotate(protocol.MethodJobStop),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, *protocol.JobStatus, error) {
 		var out protocol.JobStatus
 		if err := s.call(ctx, protocol.MethodJobStop, protocol.IDParams{ID: in.ID}, &out); err != nil {

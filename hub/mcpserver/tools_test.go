@@ -60,7 +60,7 @@ func TestToolsList(t *testing.T) {
 			for _, tl := range res.Tools {
 				one, _ := json.Marshal(tl)
 				names = append(names, tl.Name)
-				t.Logf("%-10s %5d bytes", tl.Name, len(one))
+				t.Logf("%-10s %5d bytes %s", tl.Name, len(one), one)
 			}
 			sort.Strings(names)
 			t.Logf("tools/list: %d tools, %d bytes", len(res.Tools), len(b))

@@ -15,7 +15,7 @@ type waitIn struct {
 	IDs      []string `json:"ids" jsonschema:"job ids"`
 	TimeoutS float64  `json:"timeout_s,omitempty" jsonschema:"seconds (300)"`
 	Any      bool     `json:"any,omitempty" jsonschema:"return when one is done"`
-	Since    int64    `json:"since,omitempty" jsonschema:"cursor of the last wait"`
+	Since    int64    `json:"since,omitempty" jsonschema:"last wait's cursor"`
 }
 
 const (
@@ -29,7 +29,7 @@ func addWait(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "wait",
 		Description: "Block until all jobs (or any) end or need input, or the timeout.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true},
+		Annotations: annotate(protocol.MethodJobWait),
 	}, s.wait)
 }
 

@@ -64,14 +64,14 @@ const (
 
 // Requests the daemon sends to a job's shim.
 const (
-	MethodShimReply = "shim/reply" // ShimReplyParams → struct{}
+	MethodShimReply = "shim/reply" // ShimReplyParams → ReplyResult
 	MethodShimSteer = "shim/steer" // ShimSteerParams → struct{}
 	MethodShimStop  = "shim/stop"  // ShimStopParams → struct{}
 )
 
-// NotifyShimChanged is what a shim sends the daemon after it wrote to the
+// MethodShimChanged is what a shim sends the daemon after it wrote to the
 // store, so the daemon fans the new events out without polling.
-const NotifyShimChanged = "shim/changed" // ShimChangedParams
+const MethodShimChanged = "shim/changed" // ShimChangedParams → struct{}
 
 // Capabilities a daemon reports in initialize. A client checks for one
 // before it uses what it names, so an older daemon fails clearly.

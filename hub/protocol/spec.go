@@ -1,9 +1,12 @@
 package protocol
 
 // Spec describes one method or notification: who sends it to whom, its
-// parameters and result (as zero values of their types; nil for none), and
-// what it does. docs/protocol.md and the editor's TypeScript types are
-// generated from Specs; a test keeps them in step with the Method and Notify
+// parameters and result (as zero values of their types; nil for none), what
+// it does and what it may change. Everything that lists methods is made
+// from Specs: docs/protocol.md, the editor's TypeScript types, the typed
+// servers, dispatchers and clients of dispatch_gen.go (`make protocol`), the
+// client's list of methods it may send again and the MCP tools'
+// annotations. A test keeps Specs in step with the Method and Notify
 // constants.
 type Spec struct {
 	Method string
@@ -13,7 +16,35 @@ type Spec struct {
 	From, To string
 	Params   any
 	Result   any
-	Doc      string
+	// ReadOnly: it changes no file, branch, setting or money and steers no
+	// job, so sending it again is harmless: a client sends it again when a
+	// connection is cut under it, and an MCP tool over it is read-only.
+	ReadOnly bool
+	// Idempotent: sent twice with the same params, it does what it did once.
+	Idempotent bool
+	// Destructive: it can remove or overwrite what cannot be had back (a
+	// running worker, a worktree, a profile).
+	Destructive bool
+	Doc         string
+}
+
+// Effect flags of a Spec.
+type effect uint8
+
+const (
+	readOnly    effect = 1
+	idempotent  effect = 2
+	destructive effect = 4
+)
+
+// SpecOf returns the Spec of method.
+func SpecOf(method string) (Spec, bool) {
+	for _, s := range Specs {
+		if s.Method == method {
+			return s, true
+		}
+	}
+	return Spec{}, false
 }
 
 // Parties of the protocol.
@@ -33,71 +64,75 @@ type CancelParams struct {
 // Empty is the params or result of a method that takes or returns nothing: {}.
 type Empty struct{}
 
-func req(method string, params, result any, doc string) Spec {
-	return Spec{Method: method, From: PartyClient, To: PartyDaemon, Params: params, Result: result, Doc: doc}
+func req(method string, params, result any, e effect, doc string) Spec {
+	return Spec{Method: method, From: PartyClient, To: PartyDaemon, Params: params, Result: result,
+		ReadOnly: e&readOnly != 0, Idempotent: e&idempotent != 0, Destructive: e&destructive != 0, Doc: doc}
 }
+
+// reads is the effect of a request that only reads.
+const reads = readOnly | idempotent
 
 // Specs lists every method and notification, grouped as docs/protocol.md shows them.
 var Specs = []Spec{
-	req(MethodInitialize, InitializeParams{}, InitializeResult{},
+	req(MethodInitialize, InitializeParams{}, InitializeResult{}, reads,
 		"Opens a session. Send it first on every connection. The result names the daemon's protocol version and capabilities; a client checks the major (0.x: the minor) against its own."),
-	req(MethodSubscribe, SubscribeParams{}, SubscribeResult{},
+	req(MethodSubscribe, SubscribeParams{}, SubscribeResult{}, 0,
 		"Asks for job/changed, job/event, question/asked and question/answered notifications on this connection, once per connection. With since, the events after that cursor are replayed first, so a client that reconnects loses nothing."),
-	req(MethodJobList, ListParams{}, ListResult{},
+	req(MethodJobList, ListParams{}, ListResult{}, reads,
 		"Lists jobs, newest first. An editor calls it after subscribing, on every (re)connect, and replaces its jobs by id."),
-	req(MethodJobStatus, IDParams{}, JobStatus{},
+	req(MethodJobStatus, IDParams{}, JobStatus{}, reads,
 		"The short view of one job."),
-	req(MethodJobStart, StartParams{}, StartResult{},
+	req(MethodJobStart, StartParams{}, StartResult{}, 0,
 		"Starts one job. It returns at once, before the worktree is made; follow the job with job/changed or job/wait. Refused (Refused, InvalidParams) with a hint and the field at fault when the job cannot run as asked: nothing is made then."),
-	req(MethodStartMany, StartManyParams{}, StartManyResult{},
+	req(MethodStartMany, StartManyParams{}, StartManyResult{}, 0,
 		"Starts several jobs; each is validated and started on its own, and the results keep the request's order."),
-	req(MethodJobWait, WaitParams{}, WaitResult{},
+	req(MethodJobWait, WaitParams{}, WaitResult{}, reads,
 		"Blocks until every listed job (or, with any, one) has ended or asks a question newer than since, or until the timeout."),
-	req(MethodJobResult, ResultParams{}, ResultResult{},
+	req(MethodJobResult, ResultParams{}, ResultResult{}, reads,
 		"A job's result: a short summary, the full text, or the evidence (what hub observed, kept apart from what the worker claimed)."),
-	req(MethodJobEvents, EventsParams{}, EventsResult{},
+	req(MethodJobEvents, EventsParams{}, EventsResult{}, reads,
 		"Reads a job's journal (or every job's) after a cursor, oldest first. Page with the returned cursor."),
-	req(MethodJobFiles, FilesParams{}, FilesResult{},
+	req(MethodJobFiles, FilesParams{}, FilesResult{}, reads,
 		"What a job changed: the files and commits of base..head, head being the tip of its branch now."),
-	req(MethodJobFile, FileParams{}, FileResult{},
+	req(MethodJobFile, FileParams{}, FileResult{}, reads,
 		"One file's content at the job's base or head, for a diff view. A path absent at that revision gives exists false, not an error. Files over 8 MiB are refused."),
-	req(MethodJobReply, ReplyParams{}, ReplyResult{},
+	req(MethodJobReply, ReplyParams{}, ReplyResult{}, 0,
 		"Answers a worker's pending question (the oldest one when question_id is empty)."),
-	req(MethodJobSteer, SteerParams{}, SteerResult{},
+	req(MethodJobSteer, SteerParams{}, SteerResult{}, 0,
 		"Queues a message for a running worker; it is delivered at the worker's next progress report or tool result (a delivered event says when)."),
-	req(MethodJobStop, IDParams{}, JobStatus{},
+	req(MethodJobStop, IDParams{}, JobStatus{}, destructive | idempotent,
 		"Stops a job: its worker is stopped, what it wrote is committed on its branch, and it ends cancelled."),
-	req(MethodJobCleanup, CleanupParams{}, CleanupResult{},
+	req(MethodJobCleanup, CleanupParams{}, CleanupResult{}, destructive | idempotent,
 		"Removes an ended job's worktree; the branch stays unless delete_branch. The record stays readable."),
-	req(MethodJobMerge, MergeParams{}, MergeResult{},
+	req(MethodJobMerge, MergeParams{}, MergeResult{}, 0,
 		"Merges an ended job's branch into the branch checked out in its repository (a merge commit, hooks off). Refused with Conflict, and nothing touched, when the merge would conflict (data.files names the paths); WrongState when the checkout has uncommitted changes, is on a detached HEAD, or the job has not ended."),
-	req(MethodSummary, Empty{}, SummaryResult{},
+	req(MethodSummary, Empty{}, SummaryResult{}, reads,
 		"Counts of running, waiting and queued jobs and the month's spend: what a status bar shows. Cheap: no engine is probed."),
-	req(MethodEngineList, Empty{}, EnginesResult{},
+	req(MethodEngineList, Empty{}, EnginesResult{}, reads,
 		"The engines on this machine, what each can enforce and its quota, with the month's money."),
-	req(MethodRouteExplain, StartParams{}, RouteExplainResult{},
+	req(MethodRouteExplain, StartParams{}, RouteExplainResult{}, reads,
 		"The router's decision for a start request, made exactly as job/start would make it, without starting anything."),
-	req(MethodRouteCalibrate, RouteCalibrateParams{}, RouteCalibrateResult{},
+	req(MethodRouteCalibrate, RouteCalibrateParams{}, RouteCalibrateResult{}, idempotent,
 		"Fits the router's statistics from hub's history and writes routing.json (unless dry_run)."),
-	req(MethodLedgerList, LedgerParams{}, LedgerResult{},
+	req(MethodLedgerList, LedgerParams{}, LedgerResult{}, reads,
 		"The money ledger: every reservation and what was charged against it."),
-	req(MethodROIReport, ROIParams{}, ROIResult{},
+	req(MethodROIReport, ROIParams{}, ROIResult{}, reads,
 		"What each engine cost per job that succeeded."),
-	req(MethodDU, DUParams{}, DUResult{},
+	req(MethodDU, DUParams{}, DUResult{}, reads,
 		"Disk use per job and of HUB_HOME."),
-	req(MethodGC, GCParams{}, GCResult{},
+	req(MethodGC, GCParams{}, GCResult{}, destructive | idempotent,
 		"Removes what old ended jobs left behind (a dry run unless apply); records and journals stay."),
-	req(MethodProfileList, Empty{}, ProfileListResult{},
+	req(MethodProfileList, Empty{}, ProfileListResult{}, reads,
 		"The built-in worker's model profiles. Keys are never returned."),
-	req(MethodProfileSet, ProfileSetParams{}, ProfileInfo{},
+	req(MethodProfileSet, ProfileSetParams{}, ProfileInfo{}, destructive | idempotent,
 		"Adds or replaces a profile; a key given here is stored in the env file (mode 0600)."),
-	req(MethodProfileRemove, ProfileNameParams{}, ProfileListResult{},
+	req(MethodProfileRemove, ProfileNameParams{}, ProfileListResult{}, destructive | idempotent,
 		"Removes a profile."),
-	req(MethodProfileDefault, ProfileNameParams{}, ProfileListResult{},
+	req(MethodProfileDefault, ProfileNameParams{}, ProfileListResult{}, idempotent,
 		"Makes a profile the default."),
-	req(MethodProviderStatus, ProfileNameParams{}, ProviderStatusResult{},
+	req(MethodProviderStatus, ProfileNameParams{}, ProviderStatusResult{}, reads,
 		"Checks whether a profile (empty: every profile) has its key and reaches its endpoint."),
-	req(MethodShutdown, Empty{}, Empty{},
+	req(MethodShutdown, Empty{}, Empty{}, idempotent,
 		"Stops the daemon. Running jobs keep running in their shims; the next daemon picks them up."),
 	{Method: MethodCancelRequest, Notification: true, From: PartyClient, To: PartyDaemon, Params: CancelParams{},
 		Doc: "Cancels an in-flight request (LSP's $/cancelRequest); it then fails with RequestCancelled. A wait is the usual one to cancel."},
@@ -113,16 +148,16 @@ var Specs = []Spec{
 	{Method: NotifyQuestionAnswered, Notification: true, From: PartyDaemon, To: PartyClient, Params: AnswerNotice{},
 		Doc: "A question was answered, or expired unanswered."},
 
-	{Method: MethodWorkerAsk, From: PartyWorker, To: PartyShim, Params: AskParams{}, Result: AskResult{},
+	{Method: MethodWorkerAsk, From: PartyWorker, To: PartyShim, Params: AskParams{}, Result: AskResult{}, ReadOnly: true,
 		Doc: "A worker's question (hub ask). Blocks until answered or the ask timeout."},
-	{Method: MethodWorkerProgress, From: PartyWorker, To: PartyShim, Params: ProgressParams{}, Result: ProgressResult{},
+	{Method: MethodWorkerProgress, From: PartyWorker, To: PartyShim, Params: ProgressParams{}, Result: ProgressResult{}, ReadOnly: true,
 		Doc: "A worker's progress note (hub progress); the result carries steering queued for it."},
-	{Method: MethodShimReply, From: PartyDaemon, To: PartyShim, Params: ShimReplyParams{}, Result: Empty{},
-		Doc: "Delivers an answer to the job's shim."},
+	{Method: MethodShimReply, From: PartyDaemon, To: PartyShim, Params: ShimReplyParams{}, Result: ReplyResult{},
+		Doc: "Delivers an answer to the job's shim; the result says whether the worker had it."},
 	{Method: MethodShimSteer, From: PartyDaemon, To: PartyShim, Params: ShimSteerParams{}, Result: Empty{},
 		Doc: "Tells the shim a steering message is queued."},
-	{Method: MethodShimStop, From: PartyDaemon, To: PartyShim, Params: ShimStopParams{}, Result: Empty{},
+	{Method: MethodShimStop, From: PartyDaemon, To: PartyShim, Params: ShimStopParams{}, Result: Empty{}, Destructive: true, Idempotent: true,
 		Doc: "Asks the shim to stop its worker."},
-	{Method: NotifyShimChanged, Notification: true, From: PartyShim, To: PartyDaemon, Params: ShimChangedParams{},
-		Doc: "A shim wrote to the store; the daemon fans the new events out."},
+	{Method: MethodShimChanged, From: PartyShim, To: PartyDaemon, Params: ShimChangedParams{}, Result: Empty{}, ReadOnly: true, Idempotent: true,
+		Doc: "A shim wrote to the store; the daemon fans the new events out. A call, so the shim knows the daemon heard it."},
 }

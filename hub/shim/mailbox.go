@@ -15,11 +15,11 @@ type mailbox struct{ s *shim }
 var _ engine.Mailbox = mailbox{}
 
 func (m mailbox) Ask(ctx context.Context, p protocol.AskParams) (*protocol.AskResult, error) {
-	return m.s.ask(ctx, p)
+	return m.s.WorkerAsk(ctx, p)
 }
 
 func (m mailbox) Progress(ctx context.Context, note string) ([]string, error) {
-	r, err := m.s.progress(ctx, protocol.ProgressParams{Note: note})
+	r, err := m.s.WorkerProgress(ctx, protocol.ProgressParams{Note: note})
 	if err != nil {
 		return nil, err
 	}

@@ -263,7 +263,10 @@ func (s *shim) notifier(ctx context.Context) {
 				}
 				conn = rpc.NewConn(ctx, nc, nil, nil)
 			}
-			if err := conn.Notify(ctx, protocol.NotifyShimChanged, protocol.ShimChangedParams{ID: s.job.ID}); err != nil {
+			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+			_, err := protocol.DaemonClient{C: conn}.ShimChanged(cctx, protocol.ShimChangedParams{ID: s.job.ID})
+			cancel()
+			if err != nil {
 				conn.Close()
 				conn = nil
 				continue
@@ -273,8 +276,8 @@ func (s *shim) notifier(ctx context.Context) {
 	}
 }
 
-// flushNotify tells the daemon once more, as a call it answers, so the
-// shim knows the news arrived before it exits.
+// flushNotify tells the daemon once more, on a connection of its own, so
+// the shim knows the news arrived before it exits.
 func (s *shim) flushNotify() {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -284,7 +287,7 @@ func (s *shim) flushNotify() {
 	}
 	c := rpc.NewConn(ctx, nc, nil, nil)
 	defer c.Close()
-	_ = c.Call(ctx, protocol.NotifyShimChanged, protocol.ShimChangedParams{ID: s.job.ID}, nil)
+	_, _ = protocol.DaemonClient{C: c}.ShimChanged(ctx, protocol.ShimChangedParams{ID: s.job.ID})
 }
 
 // workerPeer is the key of a connection's value that says whether the
@@ -326,8 +329,7 @@ func fromWorker(c *rpc.Conn) bool {
 // steering and stop. A worker may only ask and report: answering its own
 // question, or stopping or steering itself, is refused.
 func (s *shim) handle(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request) (any, error) {
-	switch req.Method {
-	case protocol.MethodShimReply, protocol.MethodShimSteer, protocol.MethodShimStop:
+	if sp, ok := protocol.SpecOf(req.Method); ok && sp.From != protocol.PartyWorker {
 		if fromWorker(c) {
 			return nil, rpc.Errorf(protocol.CodeRefused,
 				"a worker asks with `hub ask` (a blocker: `hub ask --kind blocker`) and reports with `hub progress`; "+
@@ -335,36 +337,28 @@ func (s *shim) handle(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request) (
 				"%s is the supervisor's, not the worker's: the job's own worker cannot answer, steer or stop the job", req.Method)
 		}
 	}
-	switch req.Method {
-	case protocol.MethodWorkerAsk:
-		var p protocol.AskParams
-		if err := decode(req, &p); err != nil {
-			return nil, err
-		}
-		return s.ask(ctx, p)
-	case protocol.MethodWorkerProgress:
-		var p protocol.ProgressParams
-		if err := decode(req, &p); err != nil {
-			return nil, err
-		}
-		return s.progress(ctx, p)
-	case protocol.MethodShimReply:
-		var p protocol.ShimReplyParams
-		if err := decode(req, &p); err != nil {
-			return nil, err
-		}
-		return s.reply(ctx, p)
-	case protocol.MethodShimSteer:
-		s.touch()
-		return struct{}{}, nil
-	case protocol.MethodShimStop:
-		var p protocol.ShimStopParams
-		_ = decode(req, &p)
-		s.requestStop(p.Reason)
-		return struct{}{}, nil
+	res, served, err := protocol.DispatchShim(ctx, s, req.Method, func(p any) error { return decode(req, p) })
+	if !served {
+		return nil, rpc.MethodNotFound(req.Method)
 	}
-	return nil, rpc.MethodNotFound(req.Method)
+	return res, err
 }
+
+// ShimSteer: a steering message is queued for the worker; the worker's
+// next progress report or tool result takes it. It counts as activity.
+func (s *shim) ShimSteer(context.Context, protocol.ShimSteerParams) (*protocol.Empty, error) {
+	s.touch()
+	return &protocol.Empty{}, nil
+}
+
+// ShimStop stops the worker.
+func (s *shim) ShimStop(_ context.Context, p protocol.ShimStopParams) (*protocol.Empty, error) {
+	s.requestStop(p.Reason)
+	return &protocol.Empty{}, nil
+}
+
+// The shim serves every request its Specs route to it.
+var _ protocol.ShimServer = (*shim)(nil)
 
 // decode reads a request's params into v strictly, as the daemon does: a
 // key v does not take is refused, naming it, rather than dropped.
@@ -389,7 +383,7 @@ func (s *shim) checkJob(id string) error {
 	return nil
 }
 
-func (s *shim) progress(ctx context.Context, p protocol.ProgressParams) (*protocol.ProgressResult, error) {
+func (s *shim) WorkerProgress(ctx context.Context, p protocol.ProgressParams) (*protocol.ProgressResult, error) {
 	if err := s.checkJob(p.Job); err != nil {
 		return nil, err
 	}
@@ -417,7 +411,7 @@ func (s *shim) progress(ctx context.Context, p protocol.ProgressParams) (*protoc
 
 const noAnswer = "No answer from the supervisor in time. Go on with the most conservative choice, and name the open question in your final summary."
 
-func (s *shim) ask(ctx context.Context, p protocol.AskParams) (*protocol.AskResult, error) {
+func (s *shim) WorkerAsk(ctx context.Context, p protocol.AskParams) (*protocol.AskResult, error) {
 	if err := s.checkJob(p.Job); err != nil {
 		return nil, err
 	}
@@ -473,7 +467,7 @@ func (s *shim) ask(ctx context.Context, p protocol.AskParams) (*protocol.AskResu
 	}
 }
 
-func (s *shim) reply(ctx context.Context, p protocol.ShimReplyParams) (*protocol.ReplyResult, error) {
+func (s *shim) ShimReply(ctx context.Context, p protocol.ShimReplyParams) (*protocol.ReplyResult, error) {
 	q, err := s.st.AnswerQuestion(ctx, s.job.ID, p.QuestionID, p.Text, time.Now().UTC())
 	switch {
 	case errors.Is(err, store.ErrNotFound):

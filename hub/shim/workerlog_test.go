@@ -150,7 +150,9 @@ func TestWorkerLogFlood(t *testing.T) {
 	f, path := openWorkerLog(t)
 	l := &lineRedactor{w: f, r: redact.New("canary-0123456789")}
 	cmd := exec.Command(os.Args[0], "-test.run=^TestFloodHelper$", "-test.count=1")
-	cmd.Env = append(os.Environ(), "HUB_FLOOD_FOR="+floodSeconds().String())
+	// At least one and a half limits, however slow the machine is today,
+	// so the log is always cut.
+	cmd.Env = append(os.Environ(), "HUB_FLOOD_FOR="+floodSeconds().String(), fmt.Sprintf("HUB_FLOOD_MIN_BYTES=%d", workerLogLimit*3/2))
 	cmd.Stdout = l
 	var errOut bytes.Buffer
 	cmd.Stderr = &errOut
@@ -212,13 +214,14 @@ func lastLine(s string) string {
 }
 
 // TestFloodHelper is TestWorkerLogFlood's worker: it prints numbered lines
-// as fast as it can for HUB_FLOOD_FOR, then "flood <n> done", and says on
-// stderr how much it printed.
+// as fast as it can for HUB_FLOOD_FOR and at least HUB_FLOOD_MIN_BYTES,
+// then "flood <n> done", and says on stderr how much it printed.
 func TestFloodHelper(t *testing.T) {
 	d, err := time.ParseDuration(os.Getenv("HUB_FLOOD_FOR"))
 	if err != nil {
 		t.Skip("run by TestWorkerLogFlood")
 	}
+	least, _ := strconv.ParseInt(os.Getenv("HUB_FLOOD_MIN_BYTES"), 10, 64)
 	w := bufio.NewWriterSize(os.Stdout, 256<<10)
 	pad := strings.Repeat("x", 80)
 	var n, total int64
@@ -229,7 +232,7 @@ func TestFloodHelper(t *testing.T) {
 			k, _ := fmt.Fprintf(w, "flood %d %s\n", n, pad)
 			total += int64(k)
 		}
-		if time.Now().After(end) {
+		if time.Now().After(end) && total >= least {
 			break
 		}
 	}

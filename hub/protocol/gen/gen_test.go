@@ -12,23 +12,31 @@ import (
 
 const root = "../../.."
 
-// TestGeneratedFilesCurrent fails when generated.ts or docs/protocol.md
-// differs from what hub/protocol generates now.
-func TestGeneratedFilesCurrent(t *testing.T) {
-	ts, md, err := Generate(root)
+// generated returns the generated files' contents by path.
+func generated(t *testing.T) map[string][]byte {
+	t.Helper()
+	files, err := Generate(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []struct {
-		path string
-		want []byte
-	}{{TSPath, ts}, {MDPath, md}} {
-		got, err := os.ReadFile(filepath.Join(root, f.path))
+	out := map[string][]byte{}
+	for _, f := range files {
+		out[f.Path] = f.Data
+	}
+	return out
+}
+
+// TestGeneratedFilesCurrent fails when generated.ts, docs/protocol.md or
+// dispatch_gen.go differs from what hub/protocol generates now.
+func TestGeneratedFilesCurrent(t *testing.T) {
+	files := generated(t)
+	for _, path := range []string{TSPath, MDPath, GoPath} {
+		got, err := os.ReadFile(filepath.Join(root, path))
 		if err != nil {
-			t.Fatalf("%s: %v; run `make protocol`", f.path, err)
+			t.Fatalf("%s: %v; run `make protocol`", path, err)
 		}
-		if !bytes.Equal(got, f.want) {
-			t.Errorf("%s is stale: hub/protocol changed since it was generated; run `make protocol` and commit the result", f.path)
+		if !bytes.Equal(got, files[path]) {
+			t.Errorf("%s is stale: hub/protocol changed since it was generated; run `make protocol` and commit the result", path)
 		}
 	}
 }
@@ -74,10 +82,8 @@ func TestSpecsCoverConstants(t *testing.T) {
 
 // TestTypeScriptShapes spot-checks the mapping of Go to TypeScript.
 func TestTypeScriptShapes(t *testing.T) {
-	ts, md, err := Generate(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := generated(t)
+	ts, md := files[TSPath], files[MDPath]
 	for _, want := range []string{
 		`export const PROTOCOL_VERSION = "` + protocol.Version + `";`,
 		`export type State = "queued" | "preparing" | "running" | "needs_input" | "verifying" | "succeeded" | "failed" | "cancelled" | "timed_out";`,

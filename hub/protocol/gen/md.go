@@ -50,6 +50,7 @@ func (m *model) markdown() ([]byte, error) {
 			p("- params: %s\n", m.link(s.Params))
 			if !s.Notification {
 				p("- result: %s\n", m.link(s.Result))
+				p("- effect: %s\n", effect(s))
 			}
 		}
 	}
@@ -164,4 +165,21 @@ func anchor(text string) string {
 		}
 	}
 	return b.String()
+}
+
+// effect says what a request may change, from its Spec's flags.
+func effect(s protocol.Spec) string {
+	var parts []string
+	switch {
+	case s.ReadOnly:
+		parts = append(parts, "read-only (sent again after a cut connection)")
+	case s.Destructive:
+		parts = append(parts, "destructive")
+	default:
+		parts = append(parts, "changes state")
+	}
+	if s.Idempotent {
+		parts = append(parts, "idempotent")
+	}
+	return strings.Join(parts, ", ")
 }

@@ -72,12 +72,14 @@ export const Methods = {
   WorkerAsk: "worker/ask",
   /** worker → shim: ProgressParams → ProgressResult. A worker's progress note (hub progress); the result carries steering queued for it. */
   WorkerProgress: "worker/progress",
-  /** daemon → shim: ShimReplyParams → Empty. Delivers an answer to the job's shim. */
+  /** daemon → shim: ShimReplyParams → ReplyResult. Delivers an answer to the job's shim; the result says whether the worker had it. */
   ShimReply: "shim/reply",
   /** daemon → shim: ShimSteerParams → Empty. Tells the shim a steering message is queued. */
   ShimSteer: "shim/steer",
   /** daemon → shim: ShimStopParams → Empty. Asks the shim to stop its worker. */
   ShimStop: "shim/stop",
+  /** shim → daemon: ShimChangedParams → Empty. A shim wrote to the store; the daemon fans the new events out. A call, so the shim knows the daemon heard it. */
+  ShimChanged: "shim/changed",
 } as const;
 
 /** Notification method names. */
@@ -92,8 +94,6 @@ export const Notifications = {
   QuestionAsked: "question/asked",
   /** daemon → client, notification (params AnswerNotice). A question was answered, or expired unanswered. */
   QuestionAnswered: "question/answered",
-  /** shim → daemon, notification (params ShimChangedParams). A shim wrote to the store; the daemon fans the new events out. */
-  ShimChanged: "shim/changed",
 } as const;
 
 /** Error codes: JSON-RPC's own and hub's. Every error carries ErrorData. */
