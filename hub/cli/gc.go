@@ -33,9 +33,9 @@ func newDUCmd(ios *IO) *cobra.Command {
 
 func printDU(ios *IO, res protocol.DUResult) {
 	tw := tabwriter.NewWriter(ios.Out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "JOB\tSTATE\tWORKTREE\tJOURNAL\tLOGS\tENGINE\tTOTAL")
+	fmt.Fprintln(tw, "JOB\tSTATE\tWORKTREE\tLOGS\tENGINE\tTOTAL")
 	row := func(id, state string, u protocol.DUUsage) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, state, humanSize(u.WorktreeBytes), humanSize(u.JournalBytes),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", id, state, humanSize(u.WorktreeBytes),
 			humanSize(u.LogsBytes), humanSize(u.EngineBytes), humanSize(u.TotalBytes))
 	}
 	for _, j := range res.Jobs {

@@ -136,7 +136,7 @@ func NewRoot(ios *IO) *cobra.Command {
 	root.AddCommand(
 		newStartCmd(ios), newStartManyCmd(ios), newWaitCmd(ios), newStatusCmd(ios), newResultCmd(ios),
 		newReplyCmd(ios), newSteerCmd(ios), newStopCmd(ios), newCleanupCmd(ios), newJobsCmd(ios),
-		newEnginesCmd(ios), newRouteCmd(ios), newWatchCmd(ios), newServeCmd(ios), newMCPCmd(ios), newShimCmd(ios), newSandboxExecCmd(ios),
+		newEnginesCmd(ios), newRouteCmd(ios), newWatchCmd(ios), newEventsCmd(ios), newServeCmd(ios), newMCPCmd(ios), newShimCmd(ios), newSandboxExecCmd(ios),
 		newAskCmd(ios), newProgressCmd(ios), newStatuslineCmd(ios), newDemoCmd(ios), newVersionCmd(ios), newShutdownCmd(ios),
 		newProfileCmd(ios), newProviderCmd(ios), newWorkerMCPCmd(ios), newInstallCmd(ios), newUninstallCmd(ios), newDoctorCmd(ios),
 	)

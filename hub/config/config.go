@@ -165,7 +165,6 @@ func (p Paths) DaemonLog() string    { return filepath.Join(p.LogsDir(), "daemon
 func (p Paths) MCPToken() string     { return filepath.Join(p.Home, "mcp-token") }
 
 func (p Paths) JobDir(id string) string     { return filepath.Join(p.JobsDir(), id) }
-func (p Paths) Journal(id string) string    { return filepath.Join(p.JobDir(id), "journal.jsonl") }
 func (p Paths) ShimSocket(id string) string { return filepath.Join(p.JobDir(id), "shim.sock") }
 func (p Paths) ShimLock(id string) string   { return filepath.Join(p.JobDir(id), "shim.lock") }
 func (p Paths) ShimLog(id string) string    { return filepath.Join(p.JobDir(id), "shim.log") }

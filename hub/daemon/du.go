@@ -25,7 +25,6 @@ func (s *Server) DU(ctx context.Context, _ protocol.DUParams) (*protocol.DUResul
 		u := s.jobUsage(ctx, j.ID)
 		res.Jobs = append(res.Jobs, protocol.DUJob{ID: j.ID, State: j.State, Repo: j.Repo, EndedAt: j.EndedAt, DUUsage: u})
 		res.JobsTotal.WorktreeBytes += u.WorktreeBytes
-		res.JobsTotal.JournalBytes += u.JournalBytes
 		res.JobsTotal.LogsBytes += u.LogsBytes
 		res.JobsTotal.EngineBytes += u.EngineBytes
 		res.JobsTotal.TotalBytes += u.TotalBytes
@@ -66,9 +65,8 @@ func (s *Server) jobUsage(ctx context.Context, id string) protocol.DUUsage {
 		// in the job's folder and counts with them.
 		WorktreeBytes: trees + diskUse(ctx, p.HubIndex(id)) + diskUse(ctx, p.JobGitDir(id)) +
 			diskUse(ctx, p.VerifyIndex(id)) + diskUse(ctx, p.VerifyGitDir(id)),
-		JournalBytes: diskUse(ctx, p.Journal(id)),
-		LogsBytes:    diskUse(ctx, p.ShimLog(id)) + diskUse(ctx, p.WorkerLog(id)) + diskUse(ctx, p.SetupLog(id)),
-		EngineBytes:  diskUse(ctx, p.EngineHome(id)) + diskUse(ctx, p.JobCache(id)) + diskUse(ctx, p.SetupHome(id)),
+		LogsBytes:   diskUse(ctx, p.ShimLog(id)) + diskUse(ctx, p.WorkerLog(id)) + diskUse(ctx, p.SetupLog(id)),
+		EngineBytes: diskUse(ctx, p.EngineHome(id)) + diskUse(ctx, p.JobCache(id)) + diskUse(ctx, p.SetupHome(id)),
 	}
 	u.TotalBytes = trees + diskUse(ctx, p.JobDir(id))
 	return u

@@ -110,7 +110,6 @@ func (w *gcWorld) job(id string, commit bool) {
 	gcWriteFile(t, filepath.Join(w.paths.EngineHome(id), "state", "session.json"), strings.Repeat("e", 4096))
 	gcWriteFile(t, w.paths.ShimLog(id), strings.Repeat("s", 300))
 	gcWriteFile(t, w.paths.WorkerLog(id), strings.Repeat("w", 1000))
-	gcWriteFile(t, w.paths.Journal(id), strings.Repeat("j", 200))
 }
 
 // end finishes job id at the given time.
@@ -173,7 +172,7 @@ func (w *gcWorld) left(id string) []string {
 	var got []string
 	for _, c := range []struct{ name, path string }{
 		{"worktree", w.paths.Worktree(id)}, {"engine", w.paths.EngineHome(id)}, {"shim.log", w.paths.ShimLog(id)},
-		{"worker.log", w.paths.WorkerLog(id)}, {"journal", w.paths.Journal(id)},
+		{"worker.log", w.paths.WorkerLog(id)},
 	} {
 		if gcExists(c.path) {
 			got = append(got, c.name)
@@ -227,8 +226,8 @@ func gcReason(t *testing.T, res *protocol.GCResult, id, kind string) string {
 }
 
 var (
-	gcEverything = []string{"worktree", "engine", "shim.log", "worker.log", "journal", "branch", "record"}
-	gcCollected  = []string{"journal", "record"}
+	gcEverything = []string{"worktree", "engine", "shim.log", "worker.log", "branch", "record"}
+	gcCollected  = []string{"record"}
 )
 
 // TestGCKeepsWhatItMust: an old ended job whose work is merged (or that has
@@ -276,8 +275,8 @@ func TestGCKeepsWhatItMust(t *testing.T) {
 	for id, wantLeft := range map[string][]string{
 		"merged01": gcCollected,
 		"nowork01": gcCollected,
-		"unmerged": {"journal", "branch", "record"},
-		"dirty001": {"worktree", "journal", "branch", "record"},
+		"unmerged": {"branch", "record"},
+		"dirty001": {"worktree", "branch", "record"},
 		"running1": gcEverything,
 		"asking01": gcEverything,
 		"young001": gcEverything,
@@ -365,7 +364,7 @@ func TestGCForce(t *testing.T) {
 		"unmerged": gcCollected,
 		"running1": gcEverything,
 		"asking01": gcEverything,
-		"dirty001": {"worktree", "journal", "branch", "record"},
+		"dirty001": {"worktree", "branch", "record"},
 	} {
 		if diff := cmp.Diff(wantLeft, w.left(id)); diff != "" {
 			t.Errorf("%s: what is left (-want +got):\n%s", id, diff)
@@ -551,8 +550,8 @@ func TestDU(t *testing.T) {
 	}
 	// The job folder also holds the store-independent files the shim makes;
 	// here only the ones the fixture wrote.
-	wantSmall := protocol.DUUsage{WorktreeBytes: wt, JournalBytes: 200, LogsBytes: 1300, EngineBytes: 4096,
-		TotalBytes: wt + 200 + 1300 + 4096}
+	wantSmall := protocol.DUUsage{WorktreeBytes: wt, LogsBytes: 1300, EngineBytes: 4096,
+		TotalBytes: wt + 1300 + 4096}
 	if diff := cmp.Diff(wantSmall, res.Jobs[1].DUUsage); diff != "" {
 		t.Errorf("small001 (-want +got):\n%s", diff)
 	}

@@ -196,12 +196,12 @@ func lockCase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := map[string]int{}
+	kinds := map[protocol.EventKind]int{}
 	for _, e := range evs {
 		kinds[e.Kind]++
 	}
 	lost := 0
-	for _, k := range []string{protocol.EventCommand, protocol.EventCommit, protocol.EventVerify} {
+	for _, k := range []protocol.EventKind{protocol.EventCommand, protocol.EventCommit, protocol.EventVerify} {
 		if kinds[k] == 0 {
 			t.Errorf("job a's %s event, recorded under the lock, is not in the store", k)
 			lost++

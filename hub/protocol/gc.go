@@ -9,7 +9,6 @@ type DUParams struct{}
 // apparent sizes of the files, as `du --apparent-size` counts them).
 type DUUsage struct {
 	WorktreeBytes int64 `json:"worktree_bytes"` // worktrees/<id> and worktrees/<id>.verify
-	JournalBytes  int64 `json:"journal_bytes"`  // jobs/<id>/journal.jsonl
 	LogsBytes     int64 `json:"logs_bytes"`     // jobs/<id>/shim.log, worker.log and setup.log
 	EngineBytes   int64 `json:"engine_bytes"`   // jobs/<id>/engine, the engine's scratch folder, with a sandboxed job's tools' caches (cache, setup-home)
 	TotalBytes    int64 `json:"total_bytes"`    // the worktrees and all of jobs/<id>

@@ -295,27 +295,34 @@ type Event struct {
 	Cursor int64           `json:"cursor"`         // its place in hub's history: one counter for every job, only growing
 	JobID  string          `json:"job_id"`         // the job it belongs to
 	At     time.Time       `json:"at"`             // when it happened
-	Kind   string          `json:"kind"`           // one of EventKinds
+	Kind   EventKind       `json:"kind"`           // one of EventKinds
 	Text   string          `json:"text,omitempty"` // the text, by kind (see EventKinds)
 	Data   json.RawMessage `json:"data,omitempty"` // structured data, by kind (see EventKinds)
 }
 
+// EventKind is the kind of a journal event: what its text and data hold.
+type EventKind string
+
 // Event kinds.
 const (
-	EventState     = "state"     // Text: the new state; Data: {"from":..., "reason":...}
-	EventProgress  = "progress"  // Text: the worker's note
-	EventQuestion  = "question"  // Data: Question
-	EventAnswer    = "answer"    // Data: {"question_id":..., "expired":bool}
-	EventSteer     = "steer"     // Text: the message, as queued
-	EventDelivered = "delivered" // Text: steering delivered to the worker
-	EventCommand   = "command"   // Data: {"command":..., "exit_code":..., "duration_ms":...} observed by hub
-	EventOutput    = "output"    // Text: a line of worker output (redacted)
-	EventCommit    = "commit"    // Data: {"sha":..., "salvage":bool}
-	EventVerify    = "verify"    // Data: Verify
-	EventError     = "error"     // Text: what went wrong
-	EventNote      = "note"      // Text: something hub wants the reader to know
-	EventCost      = "cost"      // Data: CostEvent; what a running job has spent so far
+	EventState     EventKind = "state"     // Text: the new state; Data: {"from":..., "reason":...}
+	EventProgress  EventKind = "progress"  // Text: the worker's note
+	EventQuestion  EventKind = "question"  // Data: Question
+	EventAnswer    EventKind = "answer"    // Data: {"question_id":..., "expired":bool}
+	EventSteer     EventKind = "steer"     // Text: the message, as queued
+	EventDelivered EventKind = "delivered" // Text: steering delivered to the worker
+	EventCommand   EventKind = "command"   // Data: {"command":..., "exit_code":..., "duration_ms":...} observed by hub
+	EventOutput    EventKind = "output"    // Text: a line of worker output (redacted)
+	EventCommit    EventKind = "commit"    // Data: {"sha":..., "salvage":bool}
+	EventVerify    EventKind = "verify"    // Data: Verify
+	EventError     EventKind = "error"     // Text: what went wrong
+	EventNote      EventKind = "note"      // Text: something hub wants the reader to know
+	EventCost      EventKind = "cost"      // Data: CostEvent; what a running job has spent so far
 )
+
+// EventKinds lists every kind of event.
+var EventKinds = []EventKind{EventState, EventProgress, EventQuestion, EventAnswer, EventSteer, EventDelivered,
+	EventCommand, EventOutput, EventCommit, EventVerify, EventError, EventNote, EventCost}
 
 // CostEvent is a running job's spend so far, read from the provider's answers.
 type CostEvent struct {

@@ -803,7 +803,6 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 	if err != nil {
 		s.o.Log.Error().Err(err).Msg("finish job")
 	}
-	s.journalLine(0, time.Now().UTC(), protocol.EventState, string(end.state), map[string]string{"reason": end.err})
 }
 
 // removeCheckout removes a checkout hub made: a linked one under the

@@ -31,12 +31,11 @@ func (m mailbox) Spent(ctx context.Context, micros int64, c protocol.CostEvent) 
 	s := m.s
 	s.touch()
 	now := time.Now().UTC()
-	cur, err := s.st.ReportCost(ctx, s.job.ID, micros, c, now)
+	_, err := s.st.ReportCost(ctx, s.job.ID, micros, c, now)
 	if err != nil {
 		s.o.Log.Warn().Err(err).Msg("record cost")
 		return
 	}
-	s.journalLine(cur, now, protocol.EventCost, "", c)
 	s.poke()
 }
 

@@ -49,9 +49,6 @@ type shim struct {
 	// process or one of its descendants is the worker (see onConn).
 	self int
 
-	journalMu sync.Mutex
-	journal   *os.File
-
 	notify   chan struct{}
 	activity chan struct{}
 
@@ -137,12 +134,6 @@ func Run(ctx context.Context, o Options) error {
 	if err := json.Unmarshal(j.Spec, &s.params); err != nil {
 		return s.fail(ctx, fmt.Sprintf("the job's stored spec is unreadable: %v", err))
 	}
-	s.journal, err = os.OpenFile(o.Paths.Journal(j.ID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	defer s.journal.Close()
-
 	start, _ := proc.StartTime(os.Getpid())
 	if err := st.Update(ctx, j.ID, func(r *store.Job) error {
 		r.ShimPID, r.ShimStart = os.Getpid(), start
@@ -187,38 +178,23 @@ func (s *shim) fail(ctx context.Context, msg string) error {
 	return errors.New(msg)
 }
 
-// record appends an event to the store and the journal, and tells the daemon.
-func (s *shim) record(ctx context.Context, kind, text string, data any) {
+// record appends an event to the job's journal in the store and tells the daemon.
+func (s *shim) record(ctx context.Context, kind protocol.EventKind, text string, data any) {
 	now := time.Now().UTC()
-	cur, err := s.st.AppendEvent(ctx, s.job.ID, kind, text, data, now)
+	_, err := s.st.AppendEvent(ctx, s.job.ID, kind, text, data, now)
 	if err != nil {
-		s.o.Log.Error().Err(err).Str("kind", kind).Msg("append event")
+		s.o.Log.Error().Err(err).Str("kind", string(kind)).Msg("append event")
 	}
-	s.journalLine(cur, now, kind, text, data)
 	s.poke()
 }
 
-func (s *shim) journalLine(cursor int64, at time.Time, kind, text string, data any) {
-	raw, _ := json.Marshal(data)
-	if data == nil {
-		raw = nil
-	}
-	line, _ := json.Marshal(protocol.Event{Cursor: cursor, JobID: s.job.ID, At: at, Kind: kind, Text: text, Data: raw})
-	s.journalMu.Lock()
-	defer s.journalMu.Unlock()
-	if s.journal != nil {
-		_, _ = s.journal.Write(append(line, '\n'))
-	}
-}
-
-// setState moves the job and journals the move.
+// setState moves the job (its state event goes to the journal) and tells the daemon.
 func (s *shim) setState(ctx context.Context, from []protocol.State, to protocol.State, reason string) error {
 	now := time.Now().UTC()
-	cur, err := s.st.SetState(ctx, s.job.ID, from, to, reason, now)
+	_, err := s.st.SetState(ctx, s.job.ID, from, to, reason, now)
 	if err != nil {
 		return err
 	}
-	s.journalLine(cur, now, protocol.EventState, string(to), map[string]string{"reason": reason})
 	s.poke()
 	return nil
 }
@@ -401,7 +377,6 @@ func (s *shim) WorkerProgress(ctx context.Context, p protocol.ProgressParams) (*
 	}
 	for _, m := range steers {
 		res.Steer = append(res.Steer, m.Text)
-		s.journalLine(0, time.Now().UTC(), protocol.EventDelivered, m.Text, nil)
 	}
 	if len(steers) > 0 {
 		s.poke()
@@ -442,7 +417,6 @@ func (s *shim) WorkerAsk(ctx context.Context, p protocol.AskParams) (*protocol.A
 	if err := s.st.AddQuestion(ctx, q, now); err != nil {
 		return nil, rpc.Errorf(protocol.CodeWrongState, "", "cannot ask now: %v", err)
 	}
-	s.journalLine(q.Cursor, now, protocol.EventQuestion, text, map[string]string{"id": q.ID})
 	s.poke()
 
 	timer := time.NewTimer(wait)
@@ -477,7 +451,6 @@ func (s *shim) ShimReply(ctx context.Context, p protocol.ShimReplyParams) (*prot
 	case err != nil:
 		return nil, rpc.Errorf(protocol.CodeInternal, "", "%v", err)
 	}
-	s.journalLine(0, time.Now().UTC(), protocol.EventAnswer, "", map[string]string{"question_id": q.ID})
 	s.poke()
 	s.askMu.Lock()
 	ch := s.waiting[q.ID]

@@ -763,7 +763,8 @@ func checkCrashLedger(t *testing.T, s *Store, helpers []*crashProc) (admitted, a
 		t.Fatal(err)
 	}
 	for rows.Next() {
-		var id, kind, text string
+		var id, text string
+		var kind protocol.EventKind
 		if err := rows.Scan(&id, &kind, &text); err != nil {
 			t.Fatal(err)
 		}

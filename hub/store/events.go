@@ -14,7 +14,7 @@ import (
 // latest: jobs.cursor and updated_at, and for a progress event the job's
 // progress note. Cursors come from AUTOINCREMENT under the write lock, so
 // they grow in commit order across every process.
-func appendEvent(ctx context.Context, tx *sql.Tx, jobID, kind, text string, data any, now time.Time) (int64, error) {
+func appendEvent(ctx context.Context, tx *sql.Tx, jobID string, kind protocol.EventKind, text string, data any, now time.Time) (int64, error) {
 	raw, err := marshalData(data)
 	if err != nil {
 		return 0, err
@@ -44,7 +44,7 @@ func appendEvent(ctx context.Context, tx *sql.Tx, jobID, kind, text string, data
 // data is marshalled with encoding/json unless it is nil or already JSON
 // (json.RawMessage or []byte, which must be valid). A progress event also
 // becomes the job's progress note.
-func (s *Store) AppendEvent(ctx context.Context, jobID, kind, text string, data any, now time.Time) (int64, error) {
+func (s *Store) AppendEvent(ctx context.Context, jobID string, kind protocol.EventKind, text string, data any, now time.Time) (int64, error) {
 	if kind == "" {
 		return 0, fmt.Errorf("store: an event of job %s needs a kind", jobID)
 	}

@@ -24,9 +24,11 @@ func TestAppendEventAndRead(t *testing.T) {
 		SHA string `json:"sha"`
 	}
 	appends := []struct {
-		job, kind, text string
-		data            any
-		wantData        string
+		job      string
+		kind     protocol.EventKind
+		text     string
+		data     any
+		wantData string
 	}{
 		{"a", protocol.EventProgress, "reading code", nil, ""},
 		{"b", protocol.EventCommit, "", payload{SHA: "abc"}, `{"sha":"abc"}`},

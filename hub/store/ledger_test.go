@@ -184,7 +184,7 @@ func TestFinishOverrun(t *testing.T) {
 			}
 			var got []string
 			for _, e := range evs {
-				got = append(got, e.Kind+": "+e.Text)
+				got = append(got, string(e.Kind)+": "+e.Text)
 			}
 			wantEvs := []string{"state: " + string(tc.ending.State)}
 			if tc.wantNote != "" {

@@ -124,7 +124,7 @@ func TestAnswerQuestion(t *testing.T) {
 	evs, _ = s.Events(ctx, []string{"j"}, before, 0)
 	var kinds []string
 	for _, e := range evs {
-		kinds = append(kinds, e.Kind+":"+e.Text+string(e.Data))
+		kinds = append(kinds, string(e.Kind)+":"+e.Text+string(e.Data))
 	}
 	wantKinds := []string{`answer:{"expired":false,"question_id":"q2"}`, `state:running{"from":"needs_input","reason":"answered"}`}
 	if diff := cmp.Diff(wantKinds, kinds); diff != "" {

@@ -104,12 +104,12 @@ func NewEnv(t testing.TB) *Env {
 	return e
 }
 
-// DumpLogs writes the tail of the daemon's log and of every job's shim log
-// and journal to the test log, so a failure in CI says what hub saw.
+// DumpLogs writes the tail of the daemon's log and of every job's shim and
+// worker logs to the test log, so a failure in CI says what hub saw.
 func (e *Env) DumpLogs(t testing.TB) {
 	t.Helper()
 	logs, _ := filepath.Glob(filepath.Join(e.Home, "logs", "*.log"))
-	for _, pat := range []string{"shim.log", "worker.log", "journal.jsonl"} {
+	for _, pat := range []string{"shim.log", "worker.log"} {
 		m, _ := filepath.Glob(filepath.Join(e.Home, "jobs", "*", pat))
 		logs = append(logs, m...)
 	}

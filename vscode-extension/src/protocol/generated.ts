@@ -796,12 +796,15 @@ export interface Event {
   /** when it happened */
   at: string;
   /** one of EventKinds */
-  kind: string;
+  kind: EventKind;
   /** the text, by kind (see EventKinds) */
   text?: string;
   /** structured data, by kind (see EventKinds) */
   data?: unknown;
 }
+
+/** EventKind is the kind of a journal event: what its text and data hold. */
+export type EventKind = "state" | "progress" | "question" | "answer" | "steer" | "delivered" | "command" | "output" | "commit" | "verify" | "error" | "note" | "cost";
 
 /** FilesParams names the job whose changes to list. */
 export interface FilesParams {
@@ -1268,8 +1271,6 @@ export interface DUJob extends DUUsage {
 export interface DUUsage {
   /** worktrees/<id> and worktrees/<id>.verify */
   worktree_bytes: number;
-  /** jobs/<id>/journal.jsonl */
-  journal_bytes: number;
   /** jobs/<id>/shim.log, worker.log and setup.log */
   logs_bytes: number;
   /** jobs/<id>/engine, the engine's scratch folder, with a sandboxed job's tools' caches (cache, setup-home) */

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hub-agents/hub/hub/protocol"
 )
@@ -16,11 +17,12 @@ import (
 var garbage = append(append([]byte("\x00\xff\xfe{\"cursor\":\"not a number\",\"kind\":\n{{{\xc3\x28 \x00\n"),
 	make([]byte, 70<<10)...), []byte("\ntruncated {\"cursor\": 12, \"job_id\": \"")...)
 
-// TestCorruptFiles: a job's journal (HUB_HOME/jobs/<id>/journal.jsonl) and
-// worker log corrupted and truncated — one job's after it ended, another's
-// while its worker still runs and its shim still appends. hub keeps
-// serving, through a daemon restart too, and both jobs' records stay
-// readable; the running one finishes whole.
+// TestCorruptFiles: a job's worker log (HUB_HOME/jobs/<id>/worker.log, whose
+// tail the full result shows) corrupted and truncated — one job's after it
+// ended, another's while its worker still runs and its shim still appends.
+// hub keeps serving, through a daemon restart too, both jobs' records stay
+// readable and what it shows of the logs is valid UTF-8; the running one
+// finishes whole. (A job's events live only in hub.db.)
 func TestCorruptFiles(t *testing.T) {
 	for i := 0; i < repeat(t); i++ {
 		corruptCase(t)
@@ -63,23 +65,23 @@ func corruptCase(t *testing.T) {
 		Verify: "test -f after.txt"})
 	w.until(ctx, runID, func(st protocol.JobStatus) bool { return st.Progress == "parked" })
 
-	// The ended job: journal corrupted, worker log truncated to nothing
-	// but a broken line. The running one: journal truncated to empty,
-	// worker log corrupted, while its shim has both open for appending.
-	corrupt(t, w.paths.Journal(doneID))
-	if err := os.WriteFile(w.paths.WorkerLog(doneID), []byte("\xff\xfe half a li"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Truncate(w.paths.Journal(runID), 0); err != nil {
-		t.Fatal(err)
-	}
+	// The ended job: worker log corrupted with garbage. The running one:
+	// worker log corrupted, then truncated to a broken line, while its
+	// shim has it open for appending.
+	corrupt(t, w.paths.WorkerLog(doneID))
 	corrupt(t, w.paths.WorkerLog(runID))
+	if err := os.WriteFile(w.paths.WorkerLog(runID), []byte("\xff\xfe half a li"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 
 	readAll := func() {
 		t.Helper()
 		for _, id := range []string{doneID, runID} {
 			w.status(ctx, id)
-			call[protocol.ResultResult](t, ctx, w.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Full: true, Evidence: true})
+			res := call[protocol.ResultResult](t, ctx, w.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Full: true, Evidence: true})
+			if !utf8.ValidString(res.Full) {
+				t.Errorf("job %s's full result is not valid UTF-8", id)
+			}
 			call[protocol.EventsResult](t, ctx, w.c, protocol.MethodJobEvents, protocol.EventsParams{ID: id})
 		}
 		call[protocol.ListResult](t, ctx, w.c, protocol.MethodJobList, protocol.ListParams{})
@@ -88,8 +90,8 @@ func corruptCase(t *testing.T) {
 		for _, args := range [][]string{{"result", "--full", doneID}, {"status", runID}} {
 			cmd := exec.CommandContext(ctx, w.bin, args...)
 			cmd.Env = w.vars
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Errorf("hub %v: %v\n%s", args, err, out)
+			if out, err := cmd.CombinedOutput(); err != nil || !utf8.Valid(out) {
+				t.Errorf("hub %v: %v (valid UTF-8: %v)\n%s", args, err, utf8.Valid(out), out)
 			}
 		}
 	}
@@ -110,6 +112,6 @@ func corruptCase(t *testing.T) {
 	f := w.checkAll(ctx,
 		work{id: doneID, files: map[string]string{"done.txt": "done\n"}},
 		work{id: runID, files: map[string]string{"before.txt": "before\n", "after.txt": "after\n"}})
-	report(t, outcome{Test: "TestCorruptFiles", Fault: "journal.jsonl corrupted (garbage, invalid UTF-8, a 70 KiB line, cut mid-line) and worker.log truncated, of an ended job and of a running one; daemon restarted over them",
+	report(t, outcome{Test: "TestCorruptFiles", Fault: "worker.log corrupted (garbage, invalid UTF-8, a 70 KiB line, cut mid-line) and truncated, of an ended job and of a running one while its shim appends; daemon restarted over them",
 		Ends: []string{w.ending(ends[0]), w.ending(ends[1])}, Figures: f, Took: time.Since(began)})
 }
