@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
@@ -152,5 +151,5 @@ func (s *Server) status(ctx context.Context, id string) (protocol.JobStatus, err
 			pending = qs[0]
 		}
 	}
-	return job.Status(j, pending, time.Now().UTC()), nil
+	return job.Status(j, pending, s.now()), nil
 }

@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"os"
 
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/proc"
@@ -91,8 +92,8 @@ func withCaller(ctx context.Context, c *rpc.Conn) context.Context {
 // pid in the daemon's namespace cannot be below a shim the daemon started.
 func refuseOwnWorker(ctx context.Context, j *store.Job, what string) error {
 	cl, ok := ctx.Value(callerKey{}).(caller)
-	if !ok || cl.pid <= 0 {
-		return nil
+	if !ok || cl.pid <= 0 || cl.pid == os.Getpid() {
+		return nil // the daemon's own process is no job's worker
 	}
 	if j.ShimPID <= 0 || !proc.Same(j.ShimPID, j.ShimStart) {
 		return nil // no shim runs the job, so no worker of it does either

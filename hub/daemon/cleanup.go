@@ -91,7 +91,7 @@ func (s *Server) JobCleanup(ctx context.Context, p protocol.CleanupParams) (*pro
 	if res.BranchDeleted {
 		text += fmt.Sprintf(", branch %s deleted", j.Branch)
 	}
-	_, _ = s.st.AppendEvent(ctx, j.ID, protocol.EventNote, "cleanup: "+text, nil, now())
+	_, _ = s.st.AppendEvent(ctx, j.ID, protocol.EventNote, "cleanup: "+text, nil, s.now())
 	s.poke()
 	return res, nil
 }

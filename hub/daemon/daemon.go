@@ -42,6 +42,37 @@ type Options struct {
 	Version   string
 	// Ready, if set, is closed once the socket accepts connections.
 	Ready chan<- struct{}
+	// Settings reads hub's settings for each request and each round of
+	// admission; default config.Load (config.json and the daemon's
+	// environment, read afresh each time).
+	Settings func() (config.Settings, error)
+	// Now is the daemon's clock; default time.Now.
+	Now func() time.Time
+	// Spawn starts the shim of job id, handing it lock: the job's lock
+	// file, locked by the daemon, which the shim must take over before
+	// the call returns (the daemon closes its copy then). Default: `hub
+	// shim <id>` in a session of its own, so it outlives the daemon.
+	Spawn func(id string, lock *os.File) error
+}
+
+// withDefaults fills in what o leaves unset.
+func (o Options) withDefaults() Options {
+	if o.HubBinary == "" {
+		o.HubBinary, _ = os.Executable()
+	}
+	if o.ConfigDir == "" {
+		o.ConfigDir = config.ConfigDir()
+	}
+	if o.Settings == nil {
+		o.Settings = config.Load
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Spawn == nil {
+		o.Spawn = o.spawnProcess
+	}
+	return o
 }
 
 // Server is a running daemon.
@@ -117,12 +148,7 @@ func takeLock(ctx context.Context, lock *flock.Flock, p config.Paths) error {
 // its lock last, at once after that; a daemon started meanwhile waits for
 // the lock (takeLock) and serves the moment it is free.
 func Serve(ctx context.Context, o Options) error {
-	if o.HubBinary == "" {
-		o.HubBinary, _ = os.Executable()
-	}
-	if o.ConfigDir == "" {
-		o.ConfigDir = config.ConfigDir()
-	}
+	o = o.withDefaults()
 	if err := o.Paths.Ensure(); err != nil {
 		return err
 	}
@@ -275,16 +301,11 @@ func (s *Server) settle(ctx context.Context, id, reason string) {
 	s.kick()
 }
 
-// spawn starts `hub shim <id>` in a session of its own, so it outlives the daemon.
+// spawn starts the shim of job id (Options.Spawn) with the job's lock.
 func (s *Server) spawn(ctx context.Context, id string) error {
 	if err := os.MkdirAll(s.o.Paths.JobDir(id), 0o700); err != nil {
 		return err
 	}
-	logf, err := os.OpenFile(s.o.Paths.ShimLog(id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
-	}
-	defer logf.Close()
 	// Take the job's lock for the shim and hand it over, so the job is
 	// never without an owner between spawn and the shim's first step.
 	lockf, err := os.OpenFile(s.o.Paths.ShimLock(id), os.O_CREATE|os.O_RDWR, 0o600)
@@ -295,16 +316,30 @@ func (s *Server) spawn(ctx context.Context, id string) error {
 	if err := syscall.Flock(int(lockf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return fmt.Errorf("job %s is locked by another process: %w", id, err)
 	}
-	cmd := exec.Command(s.o.HubBinary, "shim", id)
-	cmd.Env = append(os.Environ(), "HUB_HOME="+s.o.Paths.Home, shim.LockFDEnv+"=3")
-	cmd.ExtraFiles = []*os.File{lockf}
+	if err := s.o.Spawn(id, lockf); err != nil {
+		return err
+	}
+	s.watchLock(ctx, id)
+	return nil
+}
+
+// spawnProcess is the default Spawn: `hub shim <id>` in a session of its
+// own, its output in the job's shim log, the lock handed over as fd 3.
+func (o Options) spawnProcess(id string, lock *os.File) error {
+	logf, err := os.OpenFile(o.Paths.ShimLog(id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(o.HubBinary, "shim", id)
+	cmd.Env = append(os.Environ(), "HUB_HOME="+o.Paths.Home, shim.LockFDEnv+"=3")
+	cmd.ExtraFiles = []*os.File{lock}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return err
 	}
 	go cmd.Wait() // reap it; the lock it holds says when it is gone (its log says why)
-	s.watchLock(ctx, id)
 	return nil
 }
 
@@ -329,7 +364,7 @@ func (s *Server) schedLoop(ctx context.Context) {
 
 // schedule admits queued jobs oldest first while slots and money allow.
 func (s *Server) schedule(ctx context.Context) {
-	set, err := config.Load()
+	set, err := s.o.Settings()
 	if err != nil {
 		s.o.Log.Error().Err(err).Msg("schedule: config")
 		return
@@ -341,7 +376,7 @@ func (s *Server) schedule(ctx context.Context) {
 		return
 	}
 	for _, j := range queued {
-		adm, err := s.st.Admit(ctx, j.ID, lim, time.Now().UTC())
+		adm, err := s.st.Admit(ctx, j.ID, lim, s.now())
 		if err != nil {
 			if !errors.Is(err, store.ErrWrongState) {
 				s.o.Log.Error().Err(err).Str("job", j.ID).Msg("admit")
@@ -350,14 +385,14 @@ func (s *Server) schedule(ctx context.Context) {
 		}
 		if !adm.Admitted {
 			if j.Progress != "waiting: "+adm.Reason {
-				_, _ = s.st.AppendEvent(ctx, j.ID, protocol.EventProgress, "waiting: "+adm.Reason, nil, time.Now().UTC())
+				_, _ = s.st.AppendEvent(ctx, j.ID, protocol.EventProgress, "waiting: "+adm.Reason, nil, s.now())
 				s.poke()
 			}
 			continue
 		}
 		if err := s.spawn(ctx, j.ID); err != nil {
 			msg := "could not start the job's shim: " + err.Error()
-			_, _ = s.st.Finish(ctx, j.ID, store.Ending{State: protocol.StateFailed, Error: msg, Category: protocol.CategoryPrepare, HeadSHA: j.BaseSHA, CostKnown: true, Text: msg}, time.Now().UTC())
+			_, _ = s.st.Finish(ctx, j.ID, store.Ending{State: protocol.StateFailed, Error: msg, Category: protocol.CategoryPrepare, HeadSHA: j.BaseSHA, CostKnown: true, Text: msg}, s.now())
 		}
 		s.poke()
 	}

@@ -172,7 +172,7 @@ func (s *Server) JobMerge(ctx context.Context, p protocol.MergeParams) (*protoco
 		return nil, rpc.Errorf(protocol.CodeRefused, "see git's message; the merge was aborted and your checkout left as it was", "merge %s into %s: %v", j.Branch, into, err)
 	}
 	if !already {
-		_, _ = s.st.AppendEvent(ctx, j.ID, protocol.EventNote, fmt.Sprintf("merged into %s as %s", into, head[:12]), nil, now())
+		_, _ = s.st.AppendEvent(ctx, j.ID, protocol.EventNote, fmt.Sprintf("merged into %s as %s", into, head[:12]), nil, s.now())
 		s.poke()
 	}
 	return &protocol.MergeResult{ID: j.ID, Branch: j.Branch, Into: into, Commit: head, AlreadyMerged: already}, nil
@@ -194,7 +194,7 @@ func trackedChanges(ctx context.Context, dir string) (bool, error) {
 }
 
 func (s *Server) Summary(ctx context.Context, _ protocol.Empty) (*protocol.SummaryResult, error) {
-	set, err := loadSettings()
+	set, err := s.settings()
 	if err != nil {
 		return nil, err
 	}
@@ -202,7 +202,7 @@ func (s *Server) Summary(ctx context.Context, _ protocol.Empty) (*protocol.Summa
 	if err != nil {
 		return nil, internal(err)
 	}
-	month := now().Format("2006-01")
+	month := s.now().Format("2006-01")
 	tot, err := s.st.MonthTotals(ctx, month)
 	if err != nil {
 		return nil, internal(err)

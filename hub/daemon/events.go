@@ -78,11 +78,11 @@ func (s *Server) Subscribe(ctx context.Context, p protocol.SubscribeParams) (*pr
 }
 
 func (s *Server) EngineList(ctx context.Context, _ protocol.Empty) (*protocol.EnginesResult, error) {
-	set, err := loadSettings()
+	set, err := s.settings()
 	if err != nil {
 		return nil, err
 	}
-	month := now().Format("2006-01")
+	month := s.now().Format("2006-01")
 	tot, err := s.st.MonthTotals(ctx, month)
 	if err != nil {
 		return nil, internal(err)
@@ -97,7 +97,7 @@ func (s *Server) EngineList(ctx context.Context, _ protocol.Empty) (*protocol.En
 	if err != nil {
 		return nil, internal(err)
 	}
-	t := now()
+	t := s.now()
 	capM := config.Micros(set.MonthlyCapUSD)
 	for _, e := range s.o.Engines.All() {
 		a := e.Probe(ctx)

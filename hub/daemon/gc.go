@@ -26,7 +26,7 @@ func (s *Server) GC(ctx context.Context, p protocol.GCParams) (*protocol.GCResul
 	var olderThan time.Duration
 	switch {
 	case p.OlderThanS == nil:
-		set, err := loadSettings()
+		set, err := s.settings()
 		if err != nil {
 			return nil, err
 		}
@@ -39,7 +39,7 @@ func (s *Server) GC(ctx context.Context, p protocol.GCParams) (*protocol.GCResul
 	default:
 		olderThan = time.Duration(*p.OlderThanS) * time.Second
 	}
-	return s.collect(ctx, p, olderThan, now())
+	return s.collect(ctx, p, olderThan, s.now())
 }
 
 // collect is gc at the time now: it decides per job and, with p.Apply,

@@ -66,7 +66,7 @@ func newGCWorld(t *testing.T) *gcWorld {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{o: Options{Paths: paths, Log: zerolog.Nop()}, st: st, subs: map[*rpc.Conn]*subscriber{},
+	s := &Server{o: Options{Paths: paths, Log: zerolog.Nop()}.withDefaults(), st: st, subs: map[*rpc.Conn]*subscriber{},
 		changed: make(chan struct{}), pumpCh: make(chan struct{}, 1), schedCh: make(chan struct{}, 1), watching: map[string]bool{}}
 	return &gcWorld{t: t, ctx: context.Background(), s: s, st: st, paths: paths, repo: r.Top,
 		base: hubtest.Git(t, r.Top, "rev-parse", "HEAD"), now: time.Now().UTC()}

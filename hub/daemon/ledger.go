@@ -12,12 +12,12 @@ import (
 
 // ledger lists a month's reservations (or one job's) with the month's totals.
 func (s *Server) LedgerList(ctx context.Context, p protocol.LedgerParams) (*protocol.LedgerResult, error) {
-	set, err := loadSettings()
+	set, err := s.settings()
 	if err != nil {
 		return nil, err
 	}
 	f := store.LedgerFilter{OnlyOpen: p.Open, JobID: p.Job}
-	month := now().Format("2006-01")
+	month := s.now().Format("2006-01")
 	switch {
 	case p.Job != "":
 		if _, err := s.st.Job(ctx, p.Job); err != nil {

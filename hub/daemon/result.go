@@ -14,7 +14,8 @@ import (
 	"github.com/hub-agents/hub/hub/redact"
 )
 
-func now() time.Time { return time.Now().UTC() }
+// now is the daemon's clock (Options.Now), in UTC.
+func (s *Server) now() time.Time { return s.o.Now().UTC() }
 
 // result gives the summary, the full text or the evidence of a job.
 func (s *Server) JobResult(ctx context.Context, p protocol.ResultParams) (*protocol.ResultResult, error) {

@@ -11,7 +11,7 @@ import (
 // roi reports what each engine gave for its spend, over the jobs that ended
 // since p.Since (default 30 days ago).
 func (s *Server) ROIReport(ctx context.Context, p protocol.ROIParams) (*protocol.ROIResult, error) {
-	until := now()
+	until := s.now()
 	since := p.Since.UTC()
 	if p.Since.IsZero() {
 		since = until.Add(-money.DefaultWindow)

@@ -18,7 +18,7 @@ import (
 // the request: the month's money, the quota signals engines reported, and
 // routing.json. Start and route explain read the same, so they decide alike.
 func (s *Server) routeInputs(ctx context.Context) (config.Settings, job.RouteInputs, error) {
-	set, err := loadSettings()
+	set, err := s.settings()
 	if err != nil {
 		return set, job.RouteInputs{}, err
 	}
@@ -27,7 +27,7 @@ func (s *Server) routeInputs(ctx context.Context) (config.Settings, job.RouteInp
 }
 
 func (s *Server) gatherRouteInputs(ctx context.Context, set config.Settings) (job.RouteInputs, error) {
-	t := now()
+	t := s.now()
 	tot, err := s.st.MonthTotals(ctx, t.Format("2006-01"))
 	if err != nil {
 		return job.RouteInputs{}, internal(err)
@@ -82,7 +82,7 @@ func (s *Server) RouteCalibrate(ctx context.Context, p protocol.RouteCalibratePa
 	if err != nil {
 		return nil, err
 	}
-	t := now()
+	t := s.now()
 	runs, err := s.st.Runs(ctx, t.Add(-time.Duration(days)*24*time.Hour))
 	if err != nil {
 		return nil, internal(err)
@@ -149,10 +149,11 @@ func writeFileAtomic(path string, b []byte) error {
 	return os.Rename(f.Name(), path)
 }
 
-// loadSettings reads the settings for a request, an error carrying the
-// hint of what to fix: config.json, or a variable of the daemon's environment.
-func loadSettings() (config.Settings, error) {
-	set, err := config.Load()
+// settings reads the settings for a request (Options.Settings), an error
+// carrying the hint of what to fix: config.json, or a variable of the
+// daemon's environment.
+func (s *Server) settings() (config.Settings, error) {
+	set, err := s.o.Settings()
 	if err == nil {
 		return set, nil
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
 
@@ -45,7 +44,7 @@ func (s *Server) JobStart(ctx context.Context, p protocol.StartParams) (*protoco
 	if j.Kind == protocol.KindWrite {
 		j.Branch = job.Branch(j.ID)
 	}
-	if err := s.st.CreateJob(ctx, j, time.Now().UTC()); err != nil {
+	if err := s.st.CreateJob(ctx, j, s.now()); err != nil {
 		return nil, internal(err)
 	}
 	s.kick()

@@ -29,7 +29,7 @@ func (s *Server) JobList(ctx context.Context, p protocol.ListParams) (*protocol.
 				continue
 			}
 		}
-		res.Jobs = append(res.Jobs, job.Status(j, nil, now()))
+		res.Jobs = append(res.Jobs, job.Status(j, nil, s.now()))
 	}
 	return res, nil
 }

@@ -25,7 +25,7 @@ func (s *Server) JobSteer(ctx context.Context, p protocol.SteerParams) (*protoco
 	if j.State.Terminal() {
 		return nil, wrongState("start a new job with the correction instead", "job %s has ended (%s); it cannot be steered", j.ID, j.State)
 	}
-	if _, err := s.st.AddSteer(ctx, j.ID, p.Text, now()); err != nil {
+	if _, err := s.st.AddSteer(ctx, j.ID, p.Text, s.now()); err != nil {
 		if errors.Is(err, store.ErrWrongState) {
 			return nil, wrongState("wait until it runs, or stop it and start it again with the correction", "job %s cannot be steered now: %v", j.ID, err)
 		}

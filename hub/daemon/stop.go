@@ -26,7 +26,7 @@ func (s *Server) JobStop(ctx context.Context, p protocol.IDParams) (*protocol.Jo
 		return nil, wrongState("read its result, or cleanup", "job %s has already ended (%s)", j.ID, j.State)
 	case j.State == protocol.StateQueued:
 		_, err := s.st.Finish(ctx, j.ID, store.Ending{State: protocol.StateCancelled, HeadSHA: j.BaseSHA, CostKnown: true,
-			Error: "stopped before it started", Text: "stopped before it started"}, now())
+			Error: "stopped before it started", Text: "stopped before it started"}, s.now())
 		if err != nil {
 			return nil, internal(err)
 		}

@@ -21,7 +21,7 @@ import (
 // leaves no worktree, branch, record or reservation behind.
 func TestStartRefusals(t *testing.T) {
 	w := newWorld(t)
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	c := w.connect(ctx)
 	repo := sampleRepo(t, "repo")
 	tmp := t.TempDir()
@@ -77,7 +77,7 @@ func TestStartRefusals(t *testing.T) {
 		})
 	}
 	// Nothing was created by any of them.
-	list := call[protocol.ListResult](t, ctx, c, protocol.MethodJobList, protocol.ListParams{})
+	list := hubtest.Call[protocol.ListResult](t, ctx, c, protocol.MethodJobList, protocol.ListParams{})
 	if len(list.Jobs) != 0 {
 		t.Errorf("refused starts left %d job records", len(list.Jobs))
 	}
@@ -87,7 +87,7 @@ func TestStartRefusals(t *testing.T) {
 	if ents, _ := os.ReadDir(w.paths.WorktreesDir()); len(ents) != 0 {
 		t.Errorf("refused starts left worktrees: %v", ents)
 	}
-	eng := call[protocol.EnginesResult](t, ctx, c, protocol.MethodEngineList, struct{}{})
+	eng := hubtest.Call[protocol.EnginesResult](t, ctx, c, protocol.MethodEngineList, struct{}{})
 	if eng.ReservedUSD != 0 || eng.SpentUSD != 0 {
 		t.Errorf("refused starts left money booked: %+v", eng)
 	}
@@ -96,16 +96,16 @@ func TestStartRefusals(t *testing.T) {
 // TestJobRefusals: operations on unknown, running and ended jobs.
 func TestJobRefusals(t *testing.T) {
 	w := newWorld(t)
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	c := w.connect(ctx)
 	repo := sampleRepo(t, "repo")
 	gate := filepath.Join(t.TempDir(), "gate")
-	running := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
+	running := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
 		Task: "run until the gate opens", Repo: repo, Engine: "exec", Exec: gated(gate, "r.txt")})
 	w.until(ctx, running.ID, func(st protocol.JobStatus) bool { return st.Progress == "waiting for the gate" })
-	ended := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
+	ended := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
 		Task: "end at once", Repo: repo, Engine: "exec", Exec: "true"})
-	call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{ended.ID}, TimeoutS: 30})
+	hubtest.Call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{ended.ID}, TimeoutS: 30})
 
 	for _, tc := range []struct {
 		name   string
@@ -139,7 +139,7 @@ func TestJobRefusals(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wr := call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{running.ID}, TimeoutS: 30})
+	wr := hubtest.Call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{running.ID}, TimeoutS: 30})
 	if wr.Jobs[0].State != protocol.StateSucceeded {
 		t.Errorf("running job ended %s: %s", wr.Jobs[0].State, wr.Jobs[0].Error)
 	}
@@ -152,7 +152,7 @@ func TestJobRefusals(t *testing.T) {
 	if err := os.Remove(filepath.Join(wt, "late.txt")); err != nil {
 		t.Fatal(err)
 	}
-	cl := call[protocol.CleanupResult](t, ctx, c, protocol.MethodJobCleanup, protocol.CleanupParams{ID: running.ID})
+	cl := hubtest.Call[protocol.CleanupResult](t, ctx, c, protocol.MethodJobCleanup, protocol.CleanupParams{ID: running.ID})
 	if !cl.WorktreeRemoved || cl.BranchDeleted {
 		t.Errorf("cleanup: %+v", cl)
 	}
@@ -165,7 +165,7 @@ func TestJobRefusals(t *testing.T) {
 // JSON-RPC errors; the daemon keeps serving.
 func TestBadFrames(t *testing.T) {
 	w := newWorld(t)
-	ctx := deadline(t, 30*time.Second)
+	ctx := hubtest.Deadline(t, 30*time.Second)
 	c := w.connect(ctx) // starts the daemon
 	nc, err := rpc.Dial(ctx, w.paths.Socket())
 	if err != nil {
@@ -189,7 +189,7 @@ func TestBadFrames(t *testing.T) {
 		t.Errorf("oversized frame: got %s", got)
 	}
 	// The daemon still serves others.
-	call[protocol.EnginesResult](t, ctx, c, protocol.MethodEngineList, struct{}{})
+	hubtest.Call[protocol.EnginesResult](t, ctx, c, protocol.MethodEngineList, struct{}{})
 }
 
 func readFrame(t *testing.T, r *bufio.Reader) string {

@@ -18,7 +18,7 @@ import (
 // that fit, and the cost charged is known and within the budget. What the
 // worker wrote before is salvaged.
 func TestBuiltinBudget(t *testing.T) {
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	big := scripted.Usage{Input: 100_000, Output: 10}
 	b := newBuiltinWorld(t, ctx, openaiWire, true,
 		toolTurn(big, "write_file", map[string]any{"path": "partial.txt", "content": "started\n"}),

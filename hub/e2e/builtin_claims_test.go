@@ -19,7 +19,7 @@ func TestBuiltinClaimIsNotEvidence(t *testing.T) {
 	// asks for). Verify fails on the hub's own run: the job fails, and the
 	// rubric says so, by the hub.
 	t.Run("verify fails", func(t *testing.T) {
-		ctx := deadline(t, 60*time.Second)
+		ctx := hubtest.Deadline(t, 60*time.Second)
 		u := scripted.Usage{Input: 100, Output: 10}
 		const claim = "All done, tests pass."
 		b := newBuiltinWorld(t, ctx, openaiWire, true, textTurn(u, claim), textTurn(u, claim), textTurn(u, claim))
@@ -84,7 +84,7 @@ func TestBuiltinClaimIsNotEvidence(t *testing.T) {
 	// the bug (verify passes) but also edits README.md. The hub's rubric
 	// fails the job and names the file.
 	t.Run("definition of done broken", func(t *testing.T) {
-		ctx := deadline(t, 60*time.Second)
+		ctx := hubtest.Deadline(t, 60*time.Second)
 		u := scripted.Usage{Input: 100, Output: 10}
 		b := newBuiltinWorld(t, ctx, openaiWire, true,
 			toolTurn(u, "edit_file", map[string]any{"path": "bug.txt", "old_text": "broken", "new_text": "fixed"}),

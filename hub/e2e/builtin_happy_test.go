@@ -33,7 +33,7 @@ func TestBuiltinHappyPath(t *testing.T) {
 }
 
 func testBuiltinHappyPath(t *testing.T, wr wire, priced bool) {
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	u := scripted.Usage{Input: 1000, Output: 50}
 	const verify = "grep -qx fixed bug.txt"
 	b := newBuiltinWorld(t, ctx, wr, priced,

@@ -16,6 +16,7 @@ import (
 	"github.com/hub-agents/hub/agent/profile"
 	"github.com/hub-agents/hub/agent/scripted"
 	"github.com/hub-agents/hub/hub/client"
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -223,7 +224,7 @@ func (b *builtinWorld) start(ctx context.Context, p protocol.StartParams) protoc
 		p.Repo = b.repo
 	}
 	p.Engine, p.Profile = "builtin", "t"
-	r := call[protocol.StartResult](b.t, ctx, b.c, protocol.MethodJobStart, p)
+	r := hubtest.Call[protocol.StartResult](b.t, ctx, b.c, protocol.MethodJobStart, p)
 	if r.Engine != "builtin" {
 		b.t.Fatalf("job %s runs on %s", r.ID, r.Engine)
 	}
@@ -235,7 +236,7 @@ func (b *builtinWorld) waitEnd(ctx context.Context, id string) protocol.JobStatu
 	b.t.Helper()
 	var since int64
 	for {
-		wr := call[protocol.WaitResult](b.t, ctx, b.c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{id}, TimeoutS: 30, Since: since})
+		wr := hubtest.Call[protocol.WaitResult](b.t, ctx, b.c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{id}, TimeoutS: 30, Since: since})
 		if len(wr.Jobs) != 1 {
 			b.t.Fatalf("wait: %+v", wr)
 		}
@@ -251,7 +252,7 @@ func (b *builtinWorld) waitEnd(ctx context.Context, id string) protocol.JobStatu
 // evidence returns the job's result with its evidence.
 func (b *builtinWorld) evidence(ctx context.Context, id string) protocol.ResultResult {
 	b.t.Helper()
-	rr := call[protocol.ResultResult](b.t, ctx, b.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Evidence: true})
+	rr := hubtest.Call[protocol.ResultResult](b.t, ctx, b.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Evidence: true})
 	if rr.Evidence == nil {
 		b.t.Fatalf("job %s has no evidence", id)
 	}
@@ -261,7 +262,7 @@ func (b *builtinWorld) evidence(ctx context.Context, id string) protocol.ResultR
 // events returns the job's journal.
 func (b *builtinWorld) events(ctx context.Context, id string) []protocol.Event {
 	b.t.Helper()
-	return call[protocol.EventsResult](b.t, ctx, b.c, protocol.MethodJobEvents, protocol.EventsParams{ID: id, Limit: 1000}).Events
+	return hubtest.Call[protocol.EventsResult](b.t, ctx, b.c, protocol.MethodJobEvents, protocol.EventsParams{ID: id, Limit: 1000}).Events
 }
 
 // rubricCriterion finds a rubric criterion by kind.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/agent/scripted"
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -19,7 +20,7 @@ import (
 // HUB_HOME (journal, worker and shim logs, daemon log, store) holds the key.
 func TestBuiltinKeyStaysOutOfTheWorker(t *testing.T) {
 	eachWire(t, func(t *testing.T, wr wire) {
-		ctx := deadline(t, 60*time.Second)
+		ctx := hubtest.Deadline(t, 60*time.Second)
 		u := scripted.Usage{Input: 100, Output: 10}
 		b := newBuiltinWorld(t, ctx, wr, true,
 			toolTurn(u, "run_shell", map[string]any{"command": "env; echo \"key var: ${" + keyEnvName + ":-unset}\""}),

@@ -19,7 +19,7 @@ const steeringHeader = "STEERING from your supervisor (this overrides earlier gu
 // goes on to use it.
 func TestBuiltinAskSupervisor(t *testing.T) {
 	eachWire(t, func(t *testing.T, wr wire) {
-		ctx := deadline(t, 60*time.Second)
+		ctx := hubtest.Deadline(t, 60*time.Second)
 		u := scripted.Usage{Input: 100, Output: 10}
 		const question = "Which colour should the button be?"
 		b := newBuiltinWorld(t, ctx, wr, true,
@@ -28,7 +28,7 @@ func TestBuiltinAskSupervisor(t *testing.T) {
 			textTurn(u, "Wrote the colour the supervisor chose to colour.txt."),
 		)
 		r := b.start(ctx, protocol.StartParams{Task: "write the button colour to colour.txt", Verify: "grep -qx teal colour.txt", AskTimeoutS: 120})
-		wres := call[protocol.WaitResult](t, ctx, b.c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 30})
+		wres := hubtest.Call[protocol.WaitResult](t, ctx, b.c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 30})
 		if !wres.Done || len(wres.Jobs) != 1 {
 			t.Fatalf("wait: %+v", wres)
 		}
@@ -42,7 +42,7 @@ func TestBuiltinAskSupervisor(t *testing.T) {
 		if n := len(b.model.Requests()); n != 1 {
 			t.Fatalf("the model got %d requests while the question was pending, want 1", n)
 		}
-		rep := call[protocol.ReplyResult](t, ctx, b.c, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "teal, please"})
+		rep := hubtest.Call[protocol.ReplyResult](t, ctx, b.c, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "teal, please"})
 		if !rep.Delivered || rep.QuestionID != st.Question.ID {
 			t.Errorf("reply: %+v", rep)
 		}
@@ -72,7 +72,7 @@ func TestBuiltinAskSupervisor(t *testing.T) {
 // result the model gets in its next request.
 func TestBuiltinSteer(t *testing.T) {
 	eachWire(t, func(t *testing.T, wr wire) {
-		ctx := deadline(t, 60*time.Second)
+		ctx := hubtest.Deadline(t, 60*time.Second)
 		u := scripted.Usage{Input: 100, Output: 10}
 		slow := toolTurn(u, "list_dir", map[string]any{})
 		slow.DelayMS = 2000
@@ -84,7 +84,7 @@ func TestBuiltinSteer(t *testing.T) {
 		r := b.start(ctx, protocol.StartParams{Task: "look around, then write a file"})
 		b.model.waitTurns(ctx, 1) // the model is in its delayed turn
 		const steer = "Write your answer to steered.txt and nowhere else."
-		sr := call[protocol.SteerResult](t, ctx, b.c, protocol.MethodJobSteer, protocol.SteerParams{ID: r.ID, Text: steer})
+		sr := hubtest.Call[protocol.SteerResult](t, ctx, b.c, protocol.MethodJobSteer, protocol.SteerParams{ID: r.ID, Text: steer})
 		if !sr.Queued {
 			t.Fatalf("steer not queued: %+v", sr)
 		}
@@ -118,7 +118,7 @@ func TestBuiltinSteer(t *testing.T) {
 // is committed on the branch as salvage.
 func TestBuiltinStopDuringModelCall(t *testing.T) {
 	eachWire(t, func(t *testing.T, wr wire) {
-		ctx := deadline(t, 60*time.Second)
+		ctx := hubtest.Deadline(t, 60*time.Second)
 		u := scripted.Usage{Input: 100, Output: 10}
 		b := newBuiltinWorld(t, ctx, wr, true,
 			toolTurn(u, "write_file", map[string]any{"path": "half.txt", "content": "half done\n"}),
@@ -127,7 +127,7 @@ func TestBuiltinStopDuringModelCall(t *testing.T) {
 		r := b.start(ctx, protocol.StartParams{Task: "a long job", Verify: "true"})
 		b.model.waitTurns(ctx, 2)
 		t0 := time.Now()
-		st := call[protocol.JobStatus](t, ctx, b.c, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
+		st := hubtest.Call[protocol.JobStatus](t, ctx, b.c, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
 		if !st.State.Terminal() {
 			st = b.waitEnd(ctx, r.ID)
 		}
@@ -166,7 +166,7 @@ func TestBuiltinStopDuringModelCall(t *testing.T) {
 // TestBuiltinSlowModelIsNotAStall: a model call that takes longer than the
 // stall timeout keeps the job alive; the worker is waiting, not stuck.
 func TestBuiltinSlowModelIsNotAStall(t *testing.T) {
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	u := scripted.Usage{Input: 100, Output: 10}
 	slow := toolTurn(u, "write_file", map[string]any{"path": "slow.txt", "content": "thought long\n"})
 	slow.DelayMS = 3500

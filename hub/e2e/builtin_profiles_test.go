@@ -44,7 +44,7 @@ func (p profilesResult) key(name string) (string, bool) {
 // NAME --key-stdin`, and no key is stored.
 func TestBuiltinMCPProfiles(t *testing.T) {
 	w := newWorld(t)
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	const (
 		userKey  = "sk-from-user"
 		keyVar   = "HUB_E2E_ELICITED_KEY"
@@ -145,7 +145,7 @@ func TestBuiltinMCPProfiles(t *testing.T) {
 // succeeded with the rubric satisfied.
 func TestBuiltinDemo(t *testing.T) {
 	w := newWorld(t)
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	dir := filepath.Join(t.TempDir(), "demo")
 	cmd := exec.CommandContext(ctx, w.bin, "demo", "--dir", dir)
 	cmd.Env = w.env.Vars

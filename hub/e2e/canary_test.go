@@ -120,11 +120,11 @@ func TestCanarySecrets(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "") // the env file's key must be the one that counts
 	os.Unsetenv("ANTHROPIC_API_KEY")
 
-	ctx := deadline(t, 120*time.Second)
+	ctx := hubtest.Deadline(t, 120*time.Second)
 	cl := w.connect(ctx)
-	call[protocol.ProfileInfo](t, ctx, cl, protocol.MethodProfileSet, protocol.ProfileSetParams{
+	hubtest.Call[protocol.ProfileInfo](t, ctx, cl, protocol.MethodProfileSet, protocol.ProfileSetParams{
 		Profile: protocol.ProfileInfo{Name: "gw", Provider: "openai", Model: "m", BaseURL: "https://gateway.invalid/v1", KeyEnv: "GW_CRED"}})
-	call[protocol.ProfileInfo](t, ctx, cl, protocol.MethodProfileSet, protocol.ProfileSetParams{
+	hubtest.Call[protocol.ProfileInfo](t, ctx, cl, protocol.MethodProfileSet, protocol.ProfileSetParams{
 		Profile: protocol.ProfileInfo{Name: "claude", Provider: "anthropic", Model: "m"}, Key: value("ANTHROPIC_API_KEY")})
 
 	// A file outside the worktree, named in the task; one inside the repository.
@@ -157,22 +157,22 @@ printf '%s\n' "$ans" > answer.txt
 cat "$OUT"
 cat .env`
 	verify := `cat leaked.txt; cat "$XDG_CONFIG_HOME/hub/env"; cat .env`
-	r := call[protocol.StartResult](t, ctx, cl, protocol.MethodJobStart, protocol.StartParams{Task: "read " + outside, Repo: repo,
+	r := hubtest.Call[protocol.StartResult](t, ctx, cl, protocol.MethodJobStart, protocol.StartParams{Task: "read " + outside, Repo: repo,
 		Engine: "exec", Exec: exec, Verify: verify})
 	asking := w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State == protocol.StateNeedsInput })
 	if asking.Question == nil || !strings.Contains(asking.Question.Text, "[REDACTED]") {
 		t.Fatalf("the question should hold redacted secrets: %+v", asking.Question)
 	}
 	c.check(t, "job/status while asking", asking)
-	c.check(t, "job/status (called) while asking", call[protocol.JobStatus](t, ctx, cl, protocol.MethodJobStatus, protocol.IDParams{ID: r.ID}))
-	call[protocol.ReplyResult](t, ctx, cl, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "the first"})
+	c.check(t, "job/status (called) while asking", hubtest.Call[protocol.JobStatus](t, ctx, cl, protocol.MethodJobStatus, protocol.IDParams{ID: r.ID}))
+	hubtest.Call[protocol.ReplyResult](t, ctx, cl, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "the first"})
 	st := w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() })
 	if st.State != protocol.StateSucceeded {
 		t.Fatalf("job ended %s: %s", st.State, st.Error)
 	}
 
 	// A second job fails with the secrets in its last words.
-	r2 := call[protocol.StartResult](t, ctx, cl, protocol.MethodJobStart, protocol.StartParams{Task: "read " + outside, Repo: repo,
+	r2 := hubtest.Call[protocol.StartResult](t, ctx, cl, protocol.MethodJobStart, protocol.StartParams{Task: "read " + outside, Repo: repo,
 		Engine: "exec", Exec: `cat "${HUB_TASK#read }" >&2; cat .env; exit 3`})
 	if st2 := w.until(ctx, r2.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() }); st2.State != protocol.StateFailed {
 		t.Fatalf("job 2 ended %s, want failed", st2.State)
@@ -201,9 +201,9 @@ cat .env`
 	c.check(t, "question notifications", w.notices)
 	w.mu.Unlock()
 	for _, id := range []string{r.ID, r2.ID} {
-		c.check(t, "job/status "+id, call[protocol.JobStatus](t, ctx, cl, protocol.MethodJobStatus, protocol.IDParams{ID: id}))
-		c.check(t, "job/result "+id, call[protocol.ResultResult](t, ctx, cl, protocol.MethodJobResult, protocol.ResultParams{ID: id}))
-		full := call[protocol.ResultResult](t, ctx, cl, protocol.MethodJobResult, protocol.ResultParams{ID: id, Full: true, Evidence: true})
+		c.check(t, "job/status "+id, hubtest.Call[protocol.JobStatus](t, ctx, cl, protocol.MethodJobStatus, protocol.IDParams{ID: id}))
+		c.check(t, "job/result "+id, hubtest.Call[protocol.ResultResult](t, ctx, cl, protocol.MethodJobResult, protocol.ResultParams{ID: id}))
+		full := hubtest.Call[protocol.ResultResult](t, ctx, cl, protocol.MethodJobResult, protocol.ResultParams{ID: id, Full: true, Evidence: true})
 		c.check(t, "job/result --full --evidence "+id, full)
 		if id == r.ID {
 			ev := full.Evidence
@@ -212,12 +212,12 @@ cat .env`
 				t.Errorf("the evidence should hold the redacted verify output, summary and two notes: %+v", ev)
 			}
 		}
-		c.check(t, "job/events "+id, call[protocol.EventsResult](t, ctx, cl, protocol.MethodJobEvents, protocol.EventsParams{ID: id}))
-		c.check(t, "job/files "+id, call[protocol.FilesResult](t, ctx, cl, protocol.MethodJobFiles, protocol.FilesParams{ID: id}))
+		c.check(t, "job/events "+id, hubtest.Call[protocol.EventsResult](t, ctx, cl, protocol.MethodJobEvents, protocol.EventsParams{ID: id}))
+		c.check(t, "job/files "+id, hubtest.Call[protocol.FilesResult](t, ctx, cl, protocol.MethodJobFiles, protocol.FilesParams{ID: id}))
 	}
-	c.check(t, "job/events (all)", call[protocol.EventsResult](t, ctx, cl, protocol.MethodJobEvents, protocol.EventsParams{}))
+	c.check(t, "job/events (all)", hubtest.Call[protocol.EventsResult](t, ctx, cl, protocol.MethodJobEvents, protocol.EventsParams{}))
 	for _, f := range []struct{ rev, path string }{{"base", ".env"}, {"head", ".env"}, {"head", "leaked.txt"}, {"head", "env.txt"}, {"head", "answer.txt"}} {
-		got := call[protocol.FileResult](t, ctx, cl, protocol.MethodJobFile, protocol.FileParams{ID: r.ID, Rev: f.rev, Path: f.path})
+		got := hubtest.Call[protocol.FileResult](t, ctx, cl, protocol.MethodJobFile, protocol.FileParams{ID: r.ID, Rev: f.rev, Path: f.path})
 		if !got.Exists {
 			t.Errorf("job/file %s %s does not exist", f.rev, f.path)
 		}
@@ -235,7 +235,7 @@ cat .env`
 	// Then with the worktrees gone and every process that holds the store
 	// ended (the last one out checkpoints the WAL): every byte.
 	for _, id := range []string{r.ID, r2.ID} {
-		call[protocol.CleanupResult](t, ctx, cl, protocol.MethodJobCleanup, protocol.CleanupParams{ID: id})
+		hubtest.Call[protocol.CleanupResult](t, ctx, cl, protocol.MethodJobCleanup, protocol.CleanupParams{ID: id})
 		waitUnlocked(t, ctx, w.paths.ShimLock(id))
 	}
 	shutdown(t, ctx, cl)

@@ -51,7 +51,7 @@ func newCLIWorld(t *testing.T, ctx context.Context, wr wire, respond scripted.Re
 
 func TestCLIClaudeWorker(t *testing.T) {
 	t.Setenv("HUB_CLAUDE", hubtest.AgentCLI(t, "claude"))
-	ctx := deadline(t, 120*time.Second)
+	ctx := hubtest.Deadline(t, 120*time.Second)
 	b := newCLIWorld(t, ctx, wires[1], func(r *scripted.Request) (scripted.Turn, bool) {
 		if !hasTool(r, "Bash") {
 			return scripted.Turn{Text: "ok"}, true
@@ -62,7 +62,7 @@ func TestCLIClaudeWorker(t *testing.T) {
 		args, _ := json.Marshal(map[string]string{"command": "echo fixed > bug.txt", "description": "fix the file"})
 		return scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "Bash", Args: args}}}, true
 	})
-	r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "claude", Profile: "t",
+	r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "claude", Profile: "t",
 		Task: "make bug.txt say fixed", Verify: "grep -qx fixed bug.txt"})
 	end := b.waitEnd(ctx, r.ID)
 	ev := b.evidence(ctx, r.ID).Evidence
@@ -101,7 +101,7 @@ func answerOf(r *scripted.Request) string {
 
 func TestCLIClaudeAsksAndGoesOn(t *testing.T) {
 	t.Setenv("HUB_CLAUDE", hubtest.AgentCLI(t, "claude"))
-	ctx := deadline(t, 120*time.Second)
+	ctx := hubtest.Deadline(t, 120*time.Second)
 	b := newCLIWorld(t, ctx, wires[1], func(r *scripted.Request) (scripted.Turn, bool) {
 		switch {
 		case !hasTool(r, "Bash"):
@@ -115,13 +115,13 @@ func TestCLIClaudeAsksAndGoesOn(t *testing.T) {
 		args, _ := json.Marshal(map[string]string{"question": "Which word should bug.txt say?"})
 		return scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "mcp__hub__ask_supervisor", Args: args}}}, true
 	})
-	r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "claude", Profile: "t",
+	r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "claude", Profile: "t",
 		Task: "make bug.txt say the word the supervisor wants", Verify: "grep -qx teal bug.txt", AskTimeoutS: 120})
-	wr := call[protocol.WaitResult](t, ctx, b.c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 60})
+	wr := hubtest.Call[protocol.WaitResult](t, ctx, b.c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 60})
 	if st := wr.Jobs[0]; st.State != protocol.StateNeedsInput || st.Question == nil || !strings.Contains(st.Question.Text, "Which word") {
 		t.Fatalf("the worker's question did not reach the supervisor: %+v\n%s", st, readFile(t, b.paths.WorkerLog(r.ID)))
 	}
-	call[protocol.ReplyResult](t, ctx, b.c, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "teal"})
+	hubtest.Call[protocol.ReplyResult](t, ctx, b.c, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "teal"})
 	end := b.waitEnd(ctx, r.ID)
 	if end.State != protocol.StateSucceeded {
 		t.Fatalf("job ended %s: %s\n%s", end.State, end.Error, readFile(t, b.paths.WorkerLog(r.ID)))
@@ -133,7 +133,7 @@ func TestCLIClaudeAsksAndGoesOn(t *testing.T) {
 
 func TestCLIClaudeStopSalvages(t *testing.T) {
 	t.Setenv("HUB_CLAUDE", hubtest.AgentCLI(t, "claude"))
-	ctx := deadline(t, 120*time.Second)
+	ctx := hubtest.Deadline(t, 120*time.Second)
 	slow := make(chan struct{}, 1)
 	b := newCLIWorld(t, ctx, wires[1], func(r *scripted.Request) (scripted.Turn, bool) {
 		switch {
@@ -149,7 +149,7 @@ func TestCLIClaudeStopSalvages(t *testing.T) {
 		args, _ := json.Marshal(map[string]string{"command": "echo half done > half.txt", "description": "start"})
 		return scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: "Bash", Args: args}}}, true
 	})
-	r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "claude", Profile: "t",
+	r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "claude", Profile: "t",
 		Task: "a long job", Verify: "true"})
 	select {
 	case <-slow:
@@ -157,7 +157,7 @@ func TestCLIClaudeStopSalvages(t *testing.T) {
 		t.Fatal("the worker never got to its slow turn")
 	}
 	t0 := time.Now()
-	st := call[protocol.JobStatus](t, ctx, b.c, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
+	st := hubtest.Call[protocol.JobStatus](t, ctx, b.c, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
 	if !st.State.Terminal() {
 		st = b.waitEnd(ctx, r.ID)
 	}
@@ -177,7 +177,7 @@ func TestCLIClaudeStopSalvages(t *testing.T) {
 // by resuming its session (--resume) once it ends.
 func TestCLIClaudeResumesWithSteering(t *testing.T) {
 	t.Setenv("HUB_CLAUDE", hubtest.AgentCLI(t, "claude"))
-	ctx := deadline(t, 90*time.Second)
+	ctx := hubtest.Deadline(t, 90*time.Second)
 	ending, steered := make(chan struct{}, 1), make(chan struct{})
 	b := newCLIWorld(t, ctx, wires[1], func(r *scripted.Request) (scripted.Turn, bool) {
 		resumed := false
@@ -203,14 +203,14 @@ func TestCLIClaudeResumesWithSteering(t *testing.T) {
 		}
 		return scripted.Turn{Text: "Looked around; nothing to change."}, true
 	})
-	r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "claude", Profile: "t",
+	r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "claude", Profile: "t",
 		Task: "look at bug.txt", Verify: "grep -qx teal bug.txt"})
 	select {
 	case <-ending:
 	case <-ctx.Done():
 		t.Fatal("the worker never got to its last turn")
 	}
-	call[protocol.SteerResult](t, ctx, b.c, protocol.MethodJobSteer, protocol.SteerParams{ID: r.ID, Text: "say teal in bug.txt"})
+	hubtest.Call[protocol.SteerResult](t, ctx, b.c, protocol.MethodJobSteer, protocol.SteerParams{ID: r.ID, Text: "say teal in bug.txt"})
 	close(steered)
 	end := b.waitEnd(ctx, r.ID)
 	log := readFile(t, b.paths.WorkerLog(r.ID))

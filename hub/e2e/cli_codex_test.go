@@ -65,7 +65,7 @@ func codexNoKeyOnDisk(t *testing.T, dir, key string) {
 // commits and verifies, and the evidence holds the command and the cost of
 // the tokens.
 func TestCLICodexEditsInItsSandbox(t *testing.T) {
-	ctx := deadline(t, 90*time.Second)
+	ctx := hubtest.Deadline(t, 90*time.Second)
 	outside := filepath.Join(t.TempDir(), "escaped.txt")
 	refused := make(chan string, 1)
 	// Every answer carries Codex's rate-limit headers, as OpenAI's do: a
@@ -93,7 +93,7 @@ func TestCLICodexEditsInItsSandbox(t *testing.T) {
 		}
 		return scripted.Turn{Text: "Fixed bug.txt: it now says fixed. Checked with cat."}, true
 	}))
-	r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Profile: "t",
+	r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Profile: "t",
 		Isolation: protocol.IsolationSandbox, Task: "make bug.txt say fixed", Verify: "grep -qx fixed bug.txt"})
 	if r.Engine != "codex" {
 		t.Fatalf("isolation sandbox went to engine %q, want codex", r.Engine)
@@ -140,7 +140,7 @@ func TestCLICodexEditsInItsSandbox(t *testing.T) {
 	codexNoKeyOnDisk(t, b.env.Home, b.key)
 
 	// The quota Codex recorded is the router's now, with its source.
-	eng := call[protocol.EnginesResult](t, ctx, b.c, protocol.MethodEngineList, struct{}{})
+	eng := hubtest.Call[protocol.EnginesResult](t, ctx, b.c, protocol.MethodEngineList, struct{}{})
 	var capacity string
 	for _, e := range eng.Engines {
 		if e.Name == "codex" {
@@ -150,7 +150,7 @@ func TestCLICodexEditsInItsSandbox(t *testing.T) {
 	if !strings.Contains(capacity, "5h 37% used, resets ") || !strings.Contains(capacity, "(codex session rollout, read just now, high confidence)") {
 		t.Errorf("codex's capacity after the run: %q", capacity)
 	}
-	ex := call[protocol.RouteExplainResult](t, ctx, b.c, protocol.MethodRouteExplain, protocol.StartParams{Repo: b.repo, Profile: "t",
+	ex := hubtest.Call[protocol.RouteExplainResult](t, ctx, b.c, protocol.MethodRouteExplain, protocol.StartParams{Repo: b.repo, Profile: "t",
 		Isolation: protocol.IsolationSandbox})
 	if !strings.Contains(ex.Text, "codex: 5h 37% used") || !strings.Contains(ex.Text, "−$0.74") {
 		t.Errorf("route explain does not weigh codex's quota (37%% of $2.00 = $0.74):\n%s", ex.Text)
@@ -169,7 +169,7 @@ func withHeaders(h map[string]string, respond scripted.Responder) scripted.Respo
 // The worker asks through hub's MCP server (namespace mcp__hub); the job
 // waits in needs_input, the reply reaches the model, the worker goes on.
 func TestCLICodexAsksAndGoesOn(t *testing.T) {
-	ctx := deadline(t, 90*time.Second)
+	ctx := hubtest.Deadline(t, 90*time.Second)
 	b := newCodexWorld(t, ctx, func(r *scripted.Request) (scripted.Turn, bool) {
 		switch {
 		case !hasTool(r, codexShell):
@@ -184,13 +184,13 @@ func TestCLICodexAsksAndGoesOn(t *testing.T) {
 		args, _ := json.Marshal(map[string]string{"question": "Which word should bug.txt say?"})
 		return scripted.Turn{ToolCalls: []scripted.ToolCall{{Name: codexAsk, Namespace: codexHubNS, Args: args}}}, true
 	})
-	r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "codex", Profile: "t",
+	r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "codex", Profile: "t",
 		Task: "make bug.txt say the word the supervisor wants", Verify: "grep -qx teal bug.txt", AskTimeoutS: 120})
-	wr := call[protocol.WaitResult](t, ctx, b.c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 60})
+	wr := hubtest.Call[protocol.WaitResult](t, ctx, b.c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 60})
 	if st := wr.Jobs[0]; st.State != protocol.StateNeedsInput || st.Question == nil || !strings.Contains(st.Question.Text, "Which word") {
 		t.Fatalf("the worker's question did not reach the supervisor: %+v\n%s", st, readFile(t, b.paths.WorkerLog(r.ID)))
 	}
-	call[protocol.ReplyResult](t, ctx, b.c, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "teal"})
+	hubtest.Call[protocol.ReplyResult](t, ctx, b.c, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "teal"})
 	end := b.waitEnd(ctx, r.ID)
 	log := readFile(t, b.paths.WorkerLog(r.ID))
 	if end.State != protocol.StateSucceeded {
@@ -207,7 +207,7 @@ func TestCLICodexAsksAndGoesOn(t *testing.T) {
 // Stopping a worker whose model is slow ends it at once and salvages what
 // it already wrote.
 func TestCLICodexStopSalvages(t *testing.T) {
-	ctx := deadline(t, 90*time.Second)
+	ctx := hubtest.Deadline(t, 90*time.Second)
 	slow := make(chan struct{}, 1)
 	b := newCodexWorld(t, ctx, func(r *scripted.Request) (scripted.Turn, bool) {
 		switch {
@@ -222,7 +222,7 @@ func TestCLICodexStopSalvages(t *testing.T) {
 		}
 		return codexRun("echo half done > half.txt"), true
 	})
-	r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "codex", Profile: "t",
+	r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "codex", Profile: "t",
 		Task: "a long job", Verify: "true"})
 	select {
 	case <-slow:
@@ -230,7 +230,7 @@ func TestCLICodexStopSalvages(t *testing.T) {
 		t.Fatal("the worker never got to its slow turn")
 	}
 	t0 := time.Now()
-	st := call[protocol.JobStatus](t, ctx, b.c, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
+	st := hubtest.Call[protocol.JobStatus](t, ctx, b.c, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
 	if !st.State.Terminal() {
 		st = b.waitEnd(ctx, r.ID)
 	}
@@ -248,7 +248,7 @@ func TestCLICodexStopSalvages(t *testing.T) {
 // Steering the worker never took (it called no hub tool after it came)
 // resumes its Codex session with `codex exec resume`, which carries it out.
 func TestCLICodexResumesWithSteering(t *testing.T) {
-	ctx := deadline(t, 90*time.Second)
+	ctx := hubtest.Deadline(t, 90*time.Second)
 	ending, steered := make(chan struct{}, 1), make(chan struct{})
 	b := newCodexWorld(t, ctx, func(r *scripted.Request) (scripted.Turn, bool) {
 		resumed := false
@@ -273,14 +273,14 @@ func TestCLICodexResumesWithSteering(t *testing.T) {
 		}
 		return scripted.Turn{Text: "Looked around; nothing to change."}, true
 	})
-	r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "codex", Profile: "t",
+	r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "codex", Profile: "t",
 		Task: "look at bug.txt", Verify: "grep -qx teal bug.txt"})
 	select {
 	case <-ending:
 	case <-ctx.Done():
 		t.Fatal("the worker never got to its last turn")
 	}
-	call[protocol.SteerResult](t, ctx, b.c, protocol.MethodJobSteer, protocol.SteerParams{ID: r.ID, Text: "say teal in bug.txt"})
+	hubtest.Call[protocol.SteerResult](t, ctx, b.c, protocol.MethodJobSteer, protocol.SteerParams{ID: r.ID, Text: "say teal in bug.txt"})
 	close(steered)
 	end := b.waitEnd(ctx, r.ID)
 	log := readFile(t, b.paths.WorkerLog(r.ID))

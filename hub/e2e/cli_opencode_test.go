@@ -80,7 +80,7 @@ func ocConfig(t *testing.T, b *builtinWorld, id string) map[string]any {
 // bash tool; hub commits and verifies, and the evidence holds the command
 // the hub saw with its exit code, the worker's summary and a known cost.
 func TestCLIOpenCodeEditsAndVerifies(t *testing.T) {
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	b := newOpenCodeWorld(t, ctx, func(r *scripted.Request) (scripted.Turn, bool) {
 		switch ocLastCall(r) {
 		case "":
@@ -90,7 +90,7 @@ func TestCLIOpenCodeEditsAndVerifies(t *testing.T) {
 		}
 		return scripted.Turn{Text: "Fixed bug.txt: it now says fixed. Checked with grep."}, true
 	})
-	r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "opencode", Profile: "t",
+	r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "opencode", Profile: "t",
 		Task: "make bug.txt say fixed", Verify: "grep -qx fixed bug.txt"})
 	end := b.waitEnd(ctx, r.ID)
 	log := readFile(t, b.paths.WorkerLog(r.ID))
@@ -141,7 +141,7 @@ func TestCLIOpenCodeEditsAndVerifies(t *testing.T) {
 // reply reaches the model as the tool's result, and the job goes on to
 // succeed with the answer.
 func TestCLIOpenCodeAsksAndGoesOn(t *testing.T) {
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	b := newOpenCodeWorld(t, ctx, func(r *scripted.Request) (scripted.Turn, bool) {
 		switch {
 		case answerOf(r) != "":
@@ -153,9 +153,9 @@ func TestCLIOpenCodeAsksAndGoesOn(t *testing.T) {
 		}
 		return ocCall("hub_ask_supervisor", map[string]any{"question": "Which word should bug.txt say?"}), true
 	})
-	r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "opencode", Profile: "t",
+	r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "opencode", Profile: "t",
 		Task: "make bug.txt say the word the supervisor wants", Verify: "grep -qx teal bug.txt", AskTimeoutS: 120})
-	wr := call[protocol.WaitResult](t, ctx, b.c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 40})
+	wr := hubtest.Call[protocol.WaitResult](t, ctx, b.c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 40})
 	if st := wr.Jobs[0]; st.State != protocol.StateNeedsInput || st.Question == nil || !strings.Contains(st.Question.Text, "Which word") {
 		t.Fatalf("the worker's question did not reach the supervisor: %+v\n%s", st, readFile(t, b.paths.WorkerLog(r.ID)))
 	}
@@ -169,7 +169,7 @@ func TestCLIOpenCodeAsksAndGoesOn(t *testing.T) {
 	if raw, _ := json.Marshal(cfg["provider"]); !strings.Contains(string(raw), `"apiKey":"{env:HUB_OPENCODE_API_KEY}"`) {
 		t.Errorf("the provider's key is not taken from the environment: %s", raw)
 	}
-	call[protocol.ReplyResult](t, ctx, b.c, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "teal"})
+	hubtest.Call[protocol.ReplyResult](t, ctx, b.c, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "teal"})
 	end := b.waitEnd(ctx, r.ID)
 	if end.State != protocol.StateSucceeded {
 		t.Fatalf("job ended %s: %s\n%s", end.State, end.Error, readFile(t, b.paths.WorkerLog(r.ID)))
@@ -182,7 +182,7 @@ func TestCLIOpenCodeAsksAndGoesOn(t *testing.T) {
 // Stopped while the model takes its time, the job ends cancelled within
 // seconds, and what the worker had done is salvaged onto its branch.
 func TestCLIOpenCodeStopSalvages(t *testing.T) {
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	slow := make(chan struct{}, 1)
 	b := newOpenCodeWorld(t, ctx, func(r *scripted.Request) (scripted.Turn, bool) {
 		if ocLastCall(r) == "" {
@@ -194,7 +194,7 @@ func TestCLIOpenCodeStopSalvages(t *testing.T) {
 		}
 		return scripted.Turn{Text: "never seen", DelayMS: 60_000}, true
 	})
-	r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "opencode", Profile: "t",
+	r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "opencode", Profile: "t",
 		Task: "a long job", Verify: "true"})
 	select {
 	case <-slow:
@@ -202,7 +202,7 @@ func TestCLIOpenCodeStopSalvages(t *testing.T) {
 		t.Fatal("the worker never got to its slow turn")
 	}
 	t0 := time.Now()
-	st := call[protocol.JobStatus](t, ctx, b.c, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
+	st := hubtest.Call[protocol.JobStatus](t, ctx, b.c, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
 	if !st.State.Terminal() {
 		st = b.waitEnd(ctx, r.ID)
 	}
@@ -221,7 +221,7 @@ func TestCLIOpenCodeStopSalvages(t *testing.T) {
 // no hub tool), is delivered when OpenCode ends: hub continues the same
 // OpenCode session (--session) with it, and the worker acts on it.
 func TestCLIOpenCodeResumesWithSteering(t *testing.T) {
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	first := make(chan struct{}, 1)
 	b := newOpenCodeWorld(t, ctx, func(r *scripted.Request) (scripted.Turn, bool) {
 		last := lastMessage(r)
@@ -237,14 +237,14 @@ func TestCLIOpenCodeResumesWithSteering(t *testing.T) {
 		}
 		return scripted.Turn{Text: "First pass: nothing to change.", DelayMS: 2000}, true
 	})
-	r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "opencode", Profile: "t",
+	r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: "opencode", Profile: "t",
 		Task: "look at bug.txt", Verify: "grep -qx steered bug.txt"})
 	select {
 	case <-first:
 	case <-ctx.Done():
 		t.Fatal("the worker never asked the model")
 	}
-	call[protocol.SteerResult](t, ctx, b.c, protocol.MethodJobSteer, protocol.SteerParams{ID: r.ID, Text: "write steered into bug.txt"})
+	hubtest.Call[protocol.SteerResult](t, ctx, b.c, protocol.MethodJobSteer, protocol.SteerParams{ID: r.ID, Text: "write steered into bug.txt"})
 	end := b.waitEnd(ctx, r.ID)
 	log := readFile(t, b.paths.WorkerLog(r.ID))
 	if end.State != protocol.StateSucceeded {

@@ -26,13 +26,13 @@ func gated(gate, file string) string {
 // picks them up and both finish with whole results.
 func TestDaemonKill9(t *testing.T) {
 	w := newWorld(t)
-	ctx := deadline(t, 90*time.Second)
+	ctx := hubtest.Deadline(t, 90*time.Second)
 	repo := sampleRepo(t, "repo")
 	gate := filepath.Join(t.TempDir(), "gate")
 	c := w.connect(ctx)
 	var ids []string
 	for _, f := range []string{"one.txt", "two.txt"} {
-		r := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
+		r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
 			Task: "write " + f, Repo: repo, Engine: "exec", Exec: gated(gate, f), Verify: "test -f " + f})
 		ids = append(ids, r.ID)
 	}
@@ -50,7 +50,7 @@ func TestDaemonKill9(t *testing.T) {
 	if c2.Info.PID == c.Info.PID {
 		t.Fatal("the old daemon still answers")
 	}
-	wr := call[protocol.WaitResult](t, ctx, c2, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: 60})
+	wr := hubtest.Call[protocol.WaitResult](t, ctx, c2, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: 60})
 	if !wr.Done {
 		t.Fatalf("jobs did not end: %+v", wr)
 	}
@@ -58,7 +58,7 @@ func TestDaemonKill9(t *testing.T) {
 		if st.State != protocol.StateSucceeded {
 			t.Errorf("job %s ended %s: %s", st.ID, st.State, st.Error)
 		}
-		rr := call[protocol.ResultResult](t, ctx, c2, protocol.MethodJobResult, protocol.ResultParams{ID: st.ID, Evidence: true})
+		rr := hubtest.Call[protocol.ResultResult](t, ctx, c2, protocol.MethodJobResult, protocol.ResultParams{ID: st.ID, Evidence: true})
 		if rr.Evidence == nil || len(rr.Evidence.Files) != 1 || rr.Evidence.Verify == nil || rr.Evidence.Verify.ExitCode != 0 {
 			t.Errorf("job %s: evidence not whole: %+v", st.ID, rr.Evidence)
 		}
@@ -73,10 +73,10 @@ func TestDaemonKill9(t *testing.T) {
 // partial work committed as salvage and the worker's processes gone.
 func TestShimKill9(t *testing.T) {
 	w := newWorld(t)
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	repo := sampleRepo(t, "repo")
 	c := w.connect(ctx)
-	r := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
+	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
 		Task: "half a job", Repo: repo, Engine: "exec",
 		Exec: `echo partial > work.txt; hub progress "wrote work.txt"; sleep 300`})
 	w.until(ctx, r.ID, func(st protocol.JobStatus) bool { return st.Progress == "wrote work.txt" })
@@ -122,7 +122,7 @@ func checkLedger(t *testing.T, w *world) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	bad, err := st.CheckInvariants(deadline(t, 10*time.Second))
+	bad, err := st.CheckInvariants(hubtest.Deadline(t, 10*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func checkLedger(t *testing.T, w *world) {
 // for a lock error and passed the job by).
 func TestDaemonDiedBeforeSpawn(t *testing.T) {
 	w := newWorld(t)
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	repo := sampleRepo(t, "repo")
 	base := hubtest.Git(t, repo, "rev-parse", "HEAD")
 	zero := 0.0
@@ -167,7 +167,7 @@ func TestDaemonDiedBeforeSpawn(t *testing.T) {
 	}
 
 	c := w.connect(ctx) // a daemon starts and recovers
-	wr := call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{id}, TimeoutS: 30})
+	wr := hubtest.Call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{id}, TimeoutS: 30})
 	if !wr.Done || wr.Jobs[0].State != protocol.StateSucceeded {
 		t.Fatalf("the admitted job did not run: %+v", wr)
 	}

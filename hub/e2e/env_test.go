@@ -24,7 +24,7 @@ func waitEnded(t *testing.T, ctx context.Context, c *client.Client, ids ...strin
 	t.Helper()
 	var wr protocol.WaitResult
 	for {
-		wr = call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: 300, Since: wr.Cursor})
+		wr = hubtest.Call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: 300, Since: wr.Cursor})
 		all := true
 		for _, st := range wr.Jobs {
 			all = all && st.State.Terminal()
@@ -41,7 +41,7 @@ func waitEnded(t *testing.T, ctx context.Context, c *client.Client, ids ...strin
 // evidenceOf is job id's result with its evidence.
 func evidenceOf(t *testing.T, ctx context.Context, c *client.Client, id string) protocol.ResultResult {
 	t.Helper()
-	r := call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Full: true, Evidence: true})
+	r := hubtest.Call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Full: true, Evidence: true})
 	if r.Evidence == nil {
 		t.Fatalf("job %s has no evidence", id)
 	}
@@ -125,7 +125,7 @@ func noneUnder(t *testing.T, files []string, prefixes ...string) {
 func TestRealProjects(t *testing.T) {
 	hubtest.UseSubjectCaches(t)
 	w := newWorld(t)
-	ctx := deadline(t, 8*time.Minute)
+	ctx := hubtest.Deadline(t, 8*time.Minute)
 	c := w.connect(ctx)
 	base := t.TempDir()
 
@@ -150,7 +150,7 @@ func TestRealProjects(t *testing.T) {
 	tests := map[string]string{jobs[0].repo: oi.Test, jobs[1].repo: hj.Test, jobs[2].repo: gc.Test, jobs[3].repo: hj.Test}
 	for _, j := range jobs {
 		j.before = fingerprint(t, j.repo)
-		j.id = call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
+		j.id = hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
 			Task: "run the project's tests", Repo: j.repo, Engine: "exec", Exec: tests[j.repo], Verify: tests[j.repo]}).ID
 	}
 	ids := []string{jobs[0].id, jobs[1].id, jobs[2].id, jobs[3].id}
@@ -161,7 +161,7 @@ func TestRealProjects(t *testing.T) {
 		waitUnlocked(t, ctx, w.paths.ShimLock(id))
 	}
 	second := &job{name: "hash.js again, nothing installed (from hub's cache)", repo: jobs[3].repo, source: "hub's cache", before: jobs[3].before}
-	second.id = call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
+	second.id = hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
 		Task: "run the project's tests", Repo: second.repo, Engine: "exec", Exec: hj.Test, Verify: hj.Test}).ID
 	waitEnded(t, ctx, c, second.id)
 	jobs = append(jobs, second)
@@ -201,7 +201,7 @@ func TestRealProjects(t *testing.T) {
 // printed it.
 func TestWorktreeIncludeCanary(t *testing.T) {
 	w := newWorld(t)
-	ctx := deadline(t, 2*time.Minute)
+	ctx := hubtest.Deadline(t, 2*time.Minute)
 	c := w.connect(ctx)
 	canary := "cnry-env-" + rand.Text()
 	repo := hubtest.Repo(t, filepath.Join(t.TempDir(), "repo"), map[string]string{
@@ -209,7 +209,7 @@ func TestWorktreeIncludeCanary(t *testing.T) {
 		"test.sh": "grep -q '^API_TOKEN=cnry-env-' .env && echo \"token is $(sed -n 's/^API_TOKEN=//p' .env)\"\n",
 	})
 	writeFile(t, filepath.Join(repo, ".env"), "API_TOKEN="+canary+"\nDEBUG=1\n")
-	id := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "use the token", Repo: repo, Engine: "exec",
+	id := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "use the token", Repo: repo, Engine: "exec",
 		Exec: `sh test.sh && cat .env && hub progress "read $(cat .env)" && echo "$(cat .env)" > out.txt && echo "x" >> .env`, Verify: "sh test.sh"}).ID
 	waitEnded(t, ctx, c, id)
 	r := evidenceOf(t, ctx, c, id)
@@ -220,16 +220,16 @@ func TestWorktreeIncludeCanary(t *testing.T) {
 	noneUnder(t, files, ".env")
 	cs := canaries{".env value": canary}
 	cs.check(t, "result", r)
-	events := call[protocol.EventsResult](t, ctx, c, protocol.MethodJobEvents, protocol.EventsParams{ID: id})
+	events := hubtest.Call[protocol.EventsResult](t, ctx, c, protocol.MethodJobEvents, protocol.EventsParams{ID: id})
 	cs.check(t, "events", events)
-	st := call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStatus, protocol.IDParams{ID: id})
+	st := hubtest.Call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStatus, protocol.IDParams{ID: id})
 	cs.check(t, "status", st)
 	// out.txt is the worker's own file on its branch: the repository's
 	// content, shown redacted by job/file like any other.
 	if !strings.Contains(hubtest.Git(t, repo, "show", "hub/"+id+":out.txt"), canary) {
 		t.Errorf("out.txt lost what the worker wrote")
 	}
-	call[protocol.CleanupResult](t, ctx, c, protocol.MethodJobCleanup, protocol.CleanupParams{ID: id, DeleteBranch: true, Force: true})
+	hubtest.Call[protocol.CleanupResult](t, ctx, c, protocol.MethodJobCleanup, protocol.CleanupParams{ID: id, DeleteBranch: true, Force: true})
 	shutdown(t, ctx, c)
 	waitUnlocked(t, ctx, w.paths.DaemonLock())
 	dumpStore(t, cs, w.paths.DB())
@@ -241,14 +241,14 @@ func TestWorktreeIncludeCanary(t *testing.T) {
 // evidence and its progress seen live; the job's own setup replaces it.
 func TestSetup(t *testing.T) {
 	w := newWorld(t)
-	ctx := deadline(t, 2*time.Minute)
+	ctx := hubtest.Deadline(t, 2*time.Minute)
 	c := w.connect(ctx)
 	repo := hubtest.Repo(t, filepath.Join(t.TempDir(), "repo"), map[string]string{
 		".gitignore": "gen/\n",
 		".hub.json":  `{"setup": "mkdir -p gen && echo \"generated for $HUB_JOB\" > gen/config && sleep 1"}`,
 		"check.sh":   "grep -q generated gen/config\n",
 	})
-	id := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "use the generated config", Repo: repo,
+	id := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "use the generated config", Repo: repo,
 		Engine: "exec", Exec: "sh check.sh && echo ok > ok.txt", Verify: "sh check.sh"}).ID
 	st := w.until(ctx, id, func(st protocol.JobStatus) bool {
 		return strings.HasPrefix(st.Progress, "setting up: mkdir -p gen") || st.State.Terminal()
@@ -285,7 +285,7 @@ func TestSetup(t *testing.T) {
 // .worktreeinclude, hub cannot use is refused at start, naming the fix.
 func TestSetupBadInput(t *testing.T) {
 	w := newWorld(t)
-	ctx := deadline(t, 3*time.Minute)
+	ctx := hubtest.Deadline(t, 3*time.Minute)
 	c := w.connect(ctx)
 
 	// A Node project whose lockfile a bad merge cut off: `npm ci` refuses
@@ -311,7 +311,7 @@ func TestSetupBadInput(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.p.Task, tc.p.Engine, tc.p.Exec = tc.name, "exec", "echo should-not-run > ran.txt"
-			id := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, tc.p).ID
+			id := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, tc.p).ID
 			st := waitEnded(t, ctx, c, id)[0]
 			if st.State != protocol.StateFailed || st.Category != protocol.CategorySetup {
 				t.Fatalf("state %s category %q: %s", st.State, st.Category, st.Error)
@@ -374,7 +374,7 @@ func TestSetupSandboxed(t *testing.T) {
 		t.Fatalf("the sandbox is needed here (make test installs bubblewrap): %s %s", a.Reason, a.NoNetworkReason)
 	}
 	w := newWorld(t)
-	ctx := deadline(t, 2*time.Minute)
+	ctx := hubtest.Deadline(t, 2*time.Minute)
 	c := w.connect(ctx)
 	ln := hubtest.Listen(t)
 	secret := filepath.Join(t.TempDir(), "secret.txt")
@@ -384,7 +384,7 @@ func TestSetupSandboxed(t *testing.T) {
 	// module cache) is there for the worker: the job's own cache folder.
 	setup := fmt.Sprintf(`if cat %s 2>/dev/null; then echo "setup read the user's file" >&2; exit 9; fi; %s && echo reached > net.txt && mkdir -p "$GOMODCACHE/cache" && echo fetched > "$GOMODCACHE/cache/mark"`, secret, connect)
 	repo := hubtest.Repo(t, filepath.Join(t.TempDir(), "repo"), map[string]string{".gitignore": "net.txt\n"})
-	started := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "offline work", Repo: repo, Engine: "exec",
+	started := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "offline work", Repo: repo, Engine: "exec",
 		Isolation: protocol.IsolationUntrusted, Setup: setup,
 		Exec:   `grep -q reached net.txt && grep -q fetched "$GOMODCACHE/cache/mark" && if ` + connect + "; then echo online > worker.txt; else echo offline > worker.txt; fi",
 		Verify: `grep -q reached net.txt && grep -q fetched "$GOMODCACHE/cache/mark"`})

@@ -110,21 +110,6 @@ func (w *world) until(ctx context.Context, id string, ok func(protocol.JobStatus
 	}
 }
 
-func call[R any](t *testing.T, ctx context.Context, c *client.Client, method string, params any) R {
-	t.Helper()
-	var r R
-	if err := c.Call(ctx, method, params, &r); err != nil {
-		t.Fatalf("%s: %v (hint: %s)", method, err, rpc.HintOf(err))
-	}
-	return r
-}
-
-func deadline(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // sampleRepo makes a repo whose bug.txt says "broken".
 func sampleRepo(t *testing.T, name string) string {
 	dir := filepath.Join(t.TempDir(), name)
@@ -148,7 +133,7 @@ func storeJob(t *testing.T, w *world, id string) (*store.Job, error) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	return st.Job(deadline(t, 10*time.Second), id)
+	return st.Job(hubtest.Deadline(t, 10*time.Second), id)
 }
 
 // mcpSession launches `hub mcp` on stdio in w's world and connects a go-sdk

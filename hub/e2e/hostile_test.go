@@ -178,7 +178,7 @@ func testHostileWorker(t *testing.T, mech string) {
 	t.Setenv(sandbox.EnvMechanism, mech) // the daemon and its shims inherit it
 	h := newHostileWorld(t)
 	w := newWorld(t)
-	ctx := deadline(t, 120*time.Second)
+	ctx := hubtest.Deadline(t, 120*time.Second)
 	h.plant(t, w.env.UserDir)
 	c := w.connect(ctx)
 	levels := []string{protocol.IsolationIsolated, protocol.IsolationUntrusted}
@@ -188,7 +188,7 @@ func testHostileWorker(t *testing.T, mech string) {
 	for _, level := range levels {
 		t.Run(level, func(t *testing.T) {
 			tg := h.target(t)
-			r := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "hostile", Repo: tg.repo,
+			r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "hostile", Repo: tg.repo,
 				Engine: "exec", Isolation: level, Exec: h.script()})
 			st := w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() })
 			got := h.reached(t, tg, r.ID)
@@ -232,7 +232,7 @@ func testHostileWorker(t *testing.T, mech string) {
 // refChanges are the refs job id's evidence says moved while it ran.
 func refChanges(t *testing.T, ctx context.Context, c *client.Client, id string) map[string]bool {
 	t.Helper()
-	res := call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Evidence: true})
+	res := hubtest.Call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Evidence: true})
 	moved := map[string]bool{}
 	if res.Evidence != nil {
 		for _, rc := range res.Evidence.Observed.RefChanges {
@@ -255,7 +255,7 @@ func TestHostileBuiltin(t *testing.T) {
 func testHostileBuiltin(t *testing.T, mech string) {
 	t.Setenv(sandbox.EnvMechanism, mech)
 	h := newHostileWorld(t)
-	ctx := deadline(t, 120*time.Second)
+	ctx := hubtest.Deadline(t, 120*time.Second)
 	u := scripted.Usage{Input: 100, Output: 10}
 	// The script names paths known only once the world exists: the model
 	// that plays it replaces this placeholder after planting.
@@ -299,7 +299,7 @@ func testHostileCLI(t *testing.T, mech string) {
 	for _, cli := range []string{"claude", "codex", "opencode"} {
 		t.Run(cli, func(t *testing.T) {
 			h := newHostileWorld(t)
-			ctx := deadline(t, 150*time.Second)
+			ctx := hubtest.Deadline(t, 150*time.Second)
 			var b *builtinWorld
 			switch cli {
 			case "claude":
@@ -337,7 +337,7 @@ func testHostileCLI(t *testing.T, mech string) {
 				}
 				return
 			}
-			r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: tg.repo, Engine: cli, Profile: "t",
+			r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: tg.repo, Engine: cli, Profile: "t",
 				Isolation: protocol.IsolationIsolated, Task: "hostile"})
 			st := b.waitEnd(ctx, r.ID)
 			if st.State != protocol.StateSucceeded {

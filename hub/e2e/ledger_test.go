@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/client"
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
 )
@@ -34,7 +35,7 @@ func TestEightProcessesUnderCap(t *testing.T) {
 			w := newWorld(t)
 			t.Setenv("HUB_MAX_RUNNING", fmt.Sprint(tc.slots))
 			t.Setenv("HUB_MONTHLY_CAP_USD", fmt.Sprint(tc.cap))
-			ctx := deadline(t, 3*time.Minute)
+			ctx := hubtest.Deadline(t, 3*time.Minute)
 			repo := sampleRepo(t, "repo")
 			var wg sync.WaitGroup
 			var mu sync.Mutex
@@ -122,24 +123,24 @@ func TestFreeEngineBooksNoMoney(t *testing.T) {
 	w := newWorld(t)
 	t.Setenv("HUB_MAX_RUNNING", "4")
 	t.Setenv("HUB_MONTHLY_CAP_USD", "3")
-	ctx := deadline(t, 2*time.Minute)
+	ctx := hubtest.Deadline(t, 2*time.Minute)
 	repo := sampleRepo(t, "repo")
 	gate := t.TempDir() + "/gate"
 	c := w.connect(ctx)
 	var ids []string
 	for i := 0; i < 3; i++ {
-		r := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: fmt.Sprintf("free %d", i),
+		r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: fmt.Sprintf("free %d", i),
 			Repo: repo, Engine: "exec", Exec: "while [ ! -e " + gate + " ]; do sleep 0.05; done"})
 		ids = append(ids, r.ID)
 	}
 	half := 0.5
-	r := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "budgeted",
+	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "budgeted",
 		Repo: repo, Engine: "exec", Exec: "true", MaxUSD: &half})
 	budgeted := r.ID
 	for {
 		running := 0
 		for _, id := range ids {
-			st := call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStatus, protocol.IDParams{ID: id})
+			st := hubtest.Call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStatus, protocol.IDParams{ID: id})
 			if st.State.Terminal() {
 				t.Fatalf("job %s ended %s before the gate opened: %s", id, st.State, st.Error)
 			}
@@ -181,7 +182,7 @@ func TestFreeEngineBooksNoMoney(t *testing.T) {
 // succeeded.
 func waitSucceeded(t *testing.T, ctx context.Context, c *client.Client, ids []string, timeoutS float64) {
 	t.Helper()
-	wr := call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: timeoutS})
+	wr := hubtest.Call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: timeoutS})
 	if !wr.Done || len(wr.Jobs) != len(ids) {
 		t.Fatalf("wait: done %v, %d jobs of %d", wr.Done, len(wr.Jobs), len(ids))
 	}

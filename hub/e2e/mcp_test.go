@@ -27,7 +27,7 @@ func TestMCPDelegation(t *testing.T) {
 
 func testMCPDelegation(t *testing.T, version string) {
 	w := newWorld(t)
-	ctx := deadline(t, 2*time.Minute)
+	ctx := hubtest.Deadline(t, 2*time.Minute)
 	repo := sampleRepo(t, "a repo with spaces ünïcode")
 	userHead := hubtest.Git(t, repo, "rev-parse", "HEAD")
 

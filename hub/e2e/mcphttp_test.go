@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 )
 
 type bearer struct {
@@ -28,7 +30,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // that brings the bearer token, and refuses one without it or from a foreign origin.
 func TestMCPHTTP(t *testing.T) {
 	w := newWorld(t)
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	cmd := exec.CommandContext(ctx, w.bin, "mcp", "--http", "127.0.0.1:0")
 	cmd.Env = w.env.Vars
 	stderr, err := cmd.StderrPipe()

@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -15,7 +16,7 @@ import (
 // of the daemon, the next tool call starts a new one and sees the same jobs.
 func TestMCPSurvivesDaemonRestart(t *testing.T) {
 	w := newWorld(t)
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	repo := sampleRepo(t, "repo")
 	cs, _ := w.mcpSession(ctx, "2025-06-18")
 	var started protocol.StartResult
@@ -42,7 +43,7 @@ func TestMCPSurvivesDaemonRestart(t *testing.T) {
 // hears how the jobs go; one that did not still gets its result.
 func TestMCPWaitProgress(t *testing.T) {
 	w := newWorld(t)
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	repo := sampleRepo(t, "repo")
 	cs, progress := w.mcpSession(ctx, "2025-11-25")
 	var started protocol.StartResult

@@ -20,7 +20,7 @@ import (
 // built-in worker, which does the job; the job's engine, its journal and
 // its recorded decision all say what happened.
 func TestFallbackAtStart(t *testing.T) {
-	ctx := deadline(t, 90*time.Second)
+	ctx := hubtest.Deadline(t, 90*time.Second)
 	t.Setenv("HUB_MAX_RUNNING", "1")
 	dir := t.TempDir()
 	routing := filepath.Join(dir, "routing.json")
@@ -42,14 +42,14 @@ func TestFallbackAtStart(t *testing.T) {
 
 	// Hold the only slot so the routed job waits in the queue.
 	gate := filepath.Join(t.TempDir(), "gate")
-	hold := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{
+	hold := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{
 		Task: "hold the slot", Repo: b.repo, Engine: "exec", Exec: gated(gate, "hold.txt")})
 	b.until(ctx, hold.ID, func(st protocol.JobStatus) bool { return st.Progress == "waiting for the gate" })
 
-	r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{
+	r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{
 		Task: "bug.txt says broken; make it say fixed", Repo: b.repo, Profile: "t", Verify: verify})
 	if r.Engine != "claude" {
-		ex := call[protocol.RouteExplainResult](t, ctx, b.c, protocol.MethodRouteExplain, protocol.StartParams{Repo: b.repo, Profile: "t"})
+		ex := hubtest.Call[protocol.RouteExplainResult](t, ctx, b.c, protocol.MethodRouteExplain, protocol.StartParams{Repo: b.repo, Profile: "t"})
 		t.Fatalf("auto picked %s; routing.json puts claude first:\n%s", r.Engine, ex.Text)
 	}
 	if !strings.Contains(strings.Join(r.Notes, "\n"), "auto chose claude") || !strings.Contains(strings.Join(r.Notes, "\n"), "falls back to builtin") {
@@ -66,7 +66,7 @@ func TestFallbackAtStart(t *testing.T) {
 	if st.State != protocol.StateSucceeded || st.Engine != "builtin" {
 		t.Fatalf("job ended %s on %s (%s); want succeeded on builtin after the fallback", st.State, st.Engine, st.Error)
 	}
-	ev := call[protocol.EventsResult](t, ctx, b.c, protocol.MethodJobEvents, protocol.EventsParams{ID: r.ID})
+	ev := hubtest.Call[protocol.EventsResult](t, ctx, b.c, protocol.MethodJobEvents, protocol.EventsParams{ID: r.ID})
 	found := false
 	for _, e := range ev.Events {
 		if e.Kind == protocol.EventNote && strings.HasPrefix(e.Text, "fallback: engine claude did not start") && strings.Contains(e.Text, "trying builtin") {
@@ -76,7 +76,7 @@ func TestFallbackAtStart(t *testing.T) {
 	if !found {
 		t.Errorf("no fallback note in the journal")
 	}
-	res := call[protocol.ResultResult](t, ctx, b.c, protocol.MethodJobResult, protocol.ResultParams{ID: r.ID, Evidence: true})
+	res := hubtest.Call[protocol.ResultResult](t, ctx, b.c, protocol.MethodJobResult, protocol.ResultParams{ID: r.ID, Evidence: true})
 	if res.Evidence == nil || res.Evidence.Engine != "builtin" {
 		t.Errorf("evidence names engine %v, want builtin", res.Evidence)
 	}
@@ -86,7 +86,7 @@ func TestFallbackAtStart(t *testing.T) {
 // (stored as a run would store it) keeps engine auto off that engine until
 // the window resets, and route explain and engines say so with the source.
 func TestRouteReadsQuota(t *testing.T) {
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	dir := t.TempDir()
 	routing := filepath.Join(dir, "routing.json")
 	if err := os.WriteFile(routing, []byte(`{"mode":"legacy","order":["claude","builtin"]}`), 0o600); err != nil {
@@ -101,7 +101,7 @@ func TestRouteReadsQuota(t *testing.T) {
 	b := newBuiltinWorld(t, ctx, wires[1], false, textTurn(scripted.Usage{}, "unused"))
 
 	explain := func() protocol.RouteExplainResult {
-		return call[protocol.RouteExplainResult](t, ctx, b.c, protocol.MethodRouteExplain, protocol.StartParams{Repo: b.repo, Profile: "t"})
+		return hubtest.Call[protocol.RouteExplainResult](t, ctx, b.c, protocol.MethodRouteExplain, protocol.StartParams{Repo: b.repo, Profile: "t"})
 	}
 	if ex := explain(); ex.Decision.Chosen != "claude" {
 		t.Fatalf("before any quota signal auto picks %s:\n%s", ex.Decision.Chosen, ex.Text)
@@ -127,7 +127,7 @@ func TestRouteReadsQuota(t *testing.T) {
 			t.Errorf("explain does not say %q:\n%s", want, ex.Text)
 		}
 	}
-	eng := call[protocol.EnginesResult](t, ctx, b.c, protocol.MethodEngineList, struct{}{})
+	eng := hubtest.Call[protocol.EnginesResult](t, ctx, b.c, protocol.MethodEngineList, struct{}{})
 	for _, e := range eng.Engines {
 		if e.Name == "claude" && (!strings.Contains(e.Capacity, "five_hour exhausted, resets ") ||
 			!strings.Contains(e.Capacity, resets.Format("15:04")+" UTC (claude rate_limit_event, read just now, high confidence)")) {
@@ -147,7 +147,7 @@ func TestRouteReadsQuota(t *testing.T) {
 // model answers. The run did no work, so the next candidate, the built-in
 // worker (whose calls the provider accepts), takes the job and does it.
 func TestFallbackWhenProviderRefuses(t *testing.T) {
-	ctx := deadline(t, 120*time.Second)
+	ctx := hubtest.Deadline(t, 120*time.Second)
 	t.Setenv("HUB_CLAUDE", hubtest.AgentCLI(t, "claude"))
 	routing := filepath.Join(t.TempDir(), "routing.json")
 	if err := os.WriteFile(routing, []byte(`{"mode":"legacy","order":["claude","builtin"]}`), 0o600); err != nil {
@@ -166,7 +166,7 @@ func TestFallbackWhenProviderRefuses(t *testing.T) {
 		return toolTurn(scripted.Usage{Input: 100, Output: 10}, "edit_file",
 			map[string]any{"path": "bug.txt", "old_text": "broken", "new_text": "fixed"}), true
 	})
-	r := call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{
+	r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{
 		Task: "bug.txt says broken; make it say fixed", Repo: b.repo, Profile: "t", Verify: "grep -qx fixed bug.txt"})
 	if r.Engine != "claude" {
 		t.Fatalf("auto picked %s; routing.json puts claude first", r.Engine)
@@ -179,7 +179,7 @@ func TestFallbackWhenProviderRefuses(t *testing.T) {
 	if claudeCalls.Load() == 0 {
 		t.Error("Claude Code never called the provider; the fallback did not come from its refusal")
 	}
-	ev := call[protocol.EventsResult](t, ctx, b.c, protocol.MethodJobEvents, protocol.EventsParams{ID: r.ID})
+	ev := hubtest.Call[protocol.EventsResult](t, ctx, b.c, protocol.MethodJobEvents, protocol.EventsParams{ID: r.ID})
 	var note string
 	for _, e := range ev.Events {
 		if e.Kind == protocol.EventNote && strings.HasPrefix(e.Text, "fallback: ") {

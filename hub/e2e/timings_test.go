@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -13,23 +14,23 @@ import (
 // of about a second.
 func TestEvidenceTimings(t *testing.T) {
 	w := newWorld(t)
-	ctx := deadline(t, 60*time.Second)
+	ctx := hubtest.Deadline(t, 60*time.Second)
 	c := w.connect(ctx)
 	repo := sampleRepo(t, "repo")
-	r := call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "timed",
+	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "timed",
 		Repo: repo, Engine: "exec", Exec: `sleep 1; hub ask "go on?" > a.txt; sleep 1`, Verify: "sleep 1"})
 	w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State == protocol.StateNeedsInput })
 	time.Sleep(time.Second)
-	call[protocol.ReplyResult](t, ctx, c, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "yes"})
+	hubtest.Call[protocol.ReplyResult](t, ctx, c, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "yes"})
 	w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() })
-	res := call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: r.ID, Evidence: true})
+	res := hubtest.Call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: r.ID, Evidence: true})
 	if res.State != protocol.StateSucceeded || res.Evidence == nil {
 		t.Fatalf("job ended %s with evidence %v:\n%s", res.State, res.Evidence != nil, res.Summary)
 	}
 	got := res.Evidence.Timings
 
 	// The journal's state times, phase by phase.
-	evs := call[protocol.EventsResult](t, ctx, c, protocol.MethodJobEvents, protocol.EventsParams{ID: r.ID})
+	evs := hubtest.Call[protocol.EventsResult](t, ctx, c, protocol.MethodJobEvents, protocol.EventsParams{ID: r.ID})
 	var want protocol.Timings
 	var first, last time.Time
 	var in protocol.State

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/client"
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/store"
@@ -426,7 +427,7 @@ func TestBadInput(t *testing.T) {
 
 func badInputCase(t *testing.T, bc badCase) {
 	w := newWorld(t)
-	ctx := deadline(t, 3*time.Minute)
+	ctx := hubtest.Deadline(t, 3*time.Minute)
 	w.plainRepo()
 	var env []string
 	if bc.prepare != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -52,7 +53,7 @@ func corrupt(t *testing.T, path string) {
 func corruptCase(t *testing.T) {
 	began := time.Now()
 	w := newWorld(t)
-	ctx := deadline(t, 90*time.Second)
+	ctx := hubtest.Deadline(t, 90*time.Second)
 	w.makeRepo(filepath.Join(w.dir, "repo"))
 	w.startDaemon(ctx)
 
@@ -78,14 +79,14 @@ func corruptCase(t *testing.T) {
 		t.Helper()
 		for _, id := range []string{doneID, runID} {
 			w.status(ctx, id)
-			res := call[protocol.ResultResult](t, ctx, w.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Full: true, Evidence: true})
+			res := hubtest.Call[protocol.ResultResult](t, ctx, w.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Full: true, Evidence: true})
 			if !utf8.ValidString(res.Full) {
 				t.Errorf("job %s's full result is not valid UTF-8", id)
 			}
-			call[protocol.EventsResult](t, ctx, w.c, protocol.MethodJobEvents, protocol.EventsParams{ID: id})
+			hubtest.Call[protocol.EventsResult](t, ctx, w.c, protocol.MethodJobEvents, protocol.EventsParams{ID: id})
 		}
-		call[protocol.ListResult](t, ctx, w.c, protocol.MethodJobList, protocol.ListParams{})
-		call[protocol.DUResult](t, ctx, w.c, protocol.MethodDU, protocol.DUParams{})
+		hubtest.Call[protocol.ListResult](t, ctx, w.c, protocol.MethodJobList, protocol.ListParams{})
+		hubtest.Call[protocol.DUResult](t, ctx, w.c, protocol.MethodDU, protocol.DUParams{})
 		// The CLI a person would use, too.
 		for _, args := range [][]string{{"result", "--full", doneID}, {"status", runID}} {
 			cmd := exec.CommandContext(ctx, w.bin, args...)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -28,7 +29,7 @@ func TestFullDisk(t *testing.T) {
 func fullDiskCase(t *testing.T) {
 	began := time.Now()
 	w := newWorld(t)
-	ctx := deadline(t, 90*time.Second)
+	ctx := hubtest.Deadline(t, 90*time.Second)
 	disk := filepath.Join(w.dir, "disk")
 	if err := os.MkdirAll(disk, 0o755); err != nil {
 		t.Fatal(err)

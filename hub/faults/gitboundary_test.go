@@ -244,7 +244,7 @@ func TestHostileGit(t *testing.T) {
 			w := newWorld(t)
 			w.vars = append(w.vars, sandbox.EnvMechanism+"="+mech) // for the daemon and its shims
 			g := &gitWorld{w: w, mark: filepath.Join(w.dir, "mark")}
-			g.ctx = deadline(t, 10*time.Minute)
+			g.ctx = hubtest.Deadline(t, 10*time.Minute)
 			g.net = hubtest.Listen(t)
 			w.startDaemon(g.ctx)
 			for range repeat(t) {
@@ -366,7 +366,7 @@ func (g *gitWorld) run(t *testing.T, tc gitCase, level string) (crossed int, st 
 	prefix := fmt.Sprintf("MARK=%s COMMON=%s OTHER=%s PORT=%d; export MARK COMMON OTHER PORT\n", g.mark, common, g.other, g.net.Port)
 	id := w.start(ctx, protocol.StartParams{Task: tc.name, Isolation: level, Exec: prefix + tc.script, Verify: tc.verify, VerifyTimeoutS: tc.verifyFor})
 	st = w.waitEnd(ctx, id)[0]
-	res := call[protocol.ResultResult](t, ctx, w.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Evidence: true})
+	res := hubtest.Call[protocol.ResultResult](t, ctx, w.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Evidence: true})
 	r := gitRun{level: level, repo: repo, common: common, id: id, st: st, ev: res.Evidence}
 	t.Logf("pins %s\n%s ended %s (%s)", tc.pins, id, st.State, st.Error)
 	wrote := map[string]string{"work.txt": "w\n"}

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 )
 
 // handoverRounds is how many times TestShutdownRace shuts the daemon down
@@ -29,7 +31,7 @@ func TestShutdownRace(t *testing.T) {
 func shutdownRaceCase(t *testing.T) {
 	began := time.Now()
 	w := newWorld(t)
-	ctx := deadline(t, 8*time.Minute)
+	ctx := hubtest.Deadline(t, 8*time.Minute)
 	w.plainRepo()
 	if a := w.hub(ctx, nil, "jobs"); a.code != 0 {
 		t.Fatalf("hub jobs: exit %d\n%s", a.code, a.errOut)

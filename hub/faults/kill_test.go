@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -50,7 +51,7 @@ func killWorker(w *world, step, tag string) (exec, verify string) {
 func killCase(t *testing.T, target, step string) {
 	began := time.Now()
 	w := newWorld(t)
-	ctx := deadline(t, 90*time.Second)
+	ctx := hubtest.Deadline(t, 90*time.Second)
 	w.makeRepo(filepath.Join(w.dir, "repo"))
 	w.startDaemon(ctx)
 	tag := target + "-" + step
@@ -104,7 +105,7 @@ func killCase(t *testing.T, target, step string) {
 			if st.Question == nil {
 				t.Fatalf("after the daemon's restart the question is gone: %+v", st)
 			}
-			call[protocol.ReplyResult](t, ctx, w.c, protocol.MethodJobReply, protocol.ReplyParams{ID: id, Text: "hello"})
+			hubtest.Call[protocol.ReplyResult](t, ctx, w.c, protocol.MethodJobReply, protocol.ReplyParams{ID: id, Text: "hello"})
 		}
 	case "shim":
 		if rec.ShimPID == 0 {

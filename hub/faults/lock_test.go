@@ -14,6 +14,7 @@ import (
 
 	_ "modernc.org/sqlite" // the driver hub's store uses
 
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
 )
@@ -127,7 +128,7 @@ const (
 func lockCase(t *testing.T) {
 	began := time.Now()
 	w := newWorld(t)
-	ctx := deadline(t, 2*time.Minute)
+	ctx := hubtest.Deadline(t, 2*time.Minute)
 	w.makeRepo(filepath.Join(w.dir, "repo"))
 	w.startDaemon(ctx)
 	aID := w.start(ctx, protocol.StartParams{Task: "ends under the lock",
@@ -173,7 +174,7 @@ func lockCase(t *testing.T) {
 		}
 		notes = append(notes, fmt.Sprintf("start under a %s lock: failed after %s: %s", longLock, c.took.Round(100*time.Millisecond), msg))
 		// Nothing half-made: no job with that task.
-		for _, j := range call[protocol.ListResult](t, ctx, w.c, protocol.MethodJobList, protocol.ListParams{}).Jobs {
+		for _, j := range hubtest.Call[protocol.ListResult](t, ctx, w.c, protocol.MethodJobList, protocol.ListParams{}).Jobs {
 			if j.Task == "started under a long lock" {
 				t.Errorf("the failed start left job %s (%s) behind", j.ID, j.State)
 			}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
@@ -23,7 +24,7 @@ func TestShutdown(t *testing.T) {
 func shutdownCase(t *testing.T) {
 	began := time.Now()
 	w := newWorld(t)
-	ctx := deadline(t, 90*time.Second)
+	ctx := hubtest.Deadline(t, 90*time.Second)
 	w.makeRepo(filepath.Join(w.dir, "repo"))
 	w.startDaemon(ctx)
 	jobs := map[string]string{} // gate → id

@@ -281,15 +281,6 @@ func pgidOf(t *testing.T, pid int) int {
 	return pgid
 }
 
-func call[R any](t *testing.T, ctx context.Context, c *client.Client, method string, params any) R {
-	t.Helper()
-	var r R
-	if err := c.Call(ctx, method, params, &r); err != nil {
-		t.Fatalf("%s: %v (hint: %s)", method, err, rpc.HintOf(err))
-	}
-	return r
-}
-
 // start starts an exec job on the case's repo.
 func (w *world) start(ctx context.Context, p protocol.StartParams) string {
 	w.t.Helper()
@@ -297,13 +288,13 @@ func (w *world) start(ctx context.Context, p protocol.StartParams) string {
 	if p.Task == "" {
 		p.Task = "fault case"
 	}
-	return call[protocol.StartResult](w.t, ctx, w.c, protocol.MethodJobStart, p).ID
+	return hubtest.Call[protocol.StartResult](w.t, ctx, w.c, protocol.MethodJobStart, p).ID
 }
 
 // status is job/status.
 func (w *world) status(ctx context.Context, id string) protocol.JobStatus {
 	w.t.Helper()
-	return call[protocol.JobStatus](w.t, ctx, w.c, protocol.MethodJobStatus, protocol.IDParams{ID: id})
+	return hubtest.Call[protocol.JobStatus](w.t, ctx, w.c, protocol.MethodJobStatus, protocol.IDParams{ID: id})
 }
 
 // until polls job/status until ok holds.
@@ -326,7 +317,7 @@ func (w *world) until(ctx context.Context, id string, ok func(protocol.JobStatus
 func (w *world) waitEnd(ctx context.Context, ids ...string) []protocol.JobStatus {
 	w.t.Helper()
 	for {
-		wr := call[protocol.WaitResult](w.t, ctx, w.c, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: 30})
+		wr := hubtest.Call[protocol.WaitResult](w.t, ctx, w.c, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: 30})
 		ended := 0
 		for _, st := range wr.Jobs {
 			if st.State.Terminal() {
@@ -380,13 +371,6 @@ func (w *world) dumpLogs() {
 		rel, _ := filepath.Rel(w.paths.Home, p)
 		w.t.Logf("--- HUB_HOME/%s ---\n%s", rel, b)
 	}
-}
-
-// deadline is a context that ends after d or with the test.
-func deadline(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 // errText is err with its hint, for the matrix.

@@ -18,7 +18,15 @@ const LockFDEnv = "HUB_SHIM_LOCK_FD"
 
 // lockJob takes the job's lock: the inherited one when the daemon passed
 // it, else the lock file itself. It returns ErrOwned when another shim holds it.
-func lockJob(path string) (release func(), err error) {
+func lockJob(path string, handed *os.File) (release func(), err error) {
+	if handed != nil {
+		// Same open file description as the daemon's, as below.
+		if err := syscall.Flock(int(handed.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			handed.Close()
+			return nil, ErrOwned
+		}
+		return func() { handed.Close() }, nil
+	}
 	if v := os.Getenv(LockFDEnv); v != "" {
 		os.Unsetenv(LockFDEnv)
 		fd, err := strconv.Atoi(v)

@@ -34,6 +34,16 @@ type Options struct {
 	Log       zerolog.Logger
 	// StopGrace is how long a stopped worker gets between SIGTERM and SIGKILL (default 5s).
 	StopGrace time.Duration
+	// Lock, if set, is the job's lock file, locked by the daemon that
+	// started this shim in its own process; the shim takes it over (and
+	// closes it at its end). Otherwise the lock comes as LockFDEnv, or is
+	// taken here.
+	Lock *os.File
+	// InProcess: the shim runs inside the daemon's process (the in-process
+	// test world), so a peer on the job's socket with the shim's own pid
+	// is the daemon, not the worker; the worker is always a process the
+	// shim started.
+	InProcess bool
 }
 
 type shim struct {
@@ -103,18 +113,23 @@ func Run(ctx context.Context, o Options) error {
 	if err := os.MkdirAll(o.Paths.JobDir(o.JobID), 0o700); err != nil {
 		return err
 	}
-	release, err := lockJob(o.Paths.ShimLock(o.JobID))
+	release, err := lockJob(o.Paths.ShimLock(o.JobID), o.Lock)
 	if err != nil {
 		return err
 	}
 	defer release()
 	// Whatever the worker starts stays below the shim, however it forks,
 	// so it can be found and ended when the worker's command ends.
+	// In-process (the test world) other shims share the process, so its
+	// tree is not this job's alone: the job's processes are found by their
+	// group and HUB_JOB only.
 	subreaper := 0
-	if err := proc.BecomeSubreaper(); err != nil {
-		o.Log.Warn().Err(err).Msg("not a child subreaper: a worker's setsid children are found by HUB_JOB only")
-	} else {
-		subreaper = os.Getpid()
+	if !o.InProcess {
+		if err := proc.BecomeSubreaper(); err != nil {
+			o.Log.Warn().Err(err).Msg("not a child subreaper: a worker's setsid children are found by HUB_JOB only")
+		} else {
+			subreaper = os.Getpid()
+		}
 	}
 
 	st, err := store.Open(o.Paths.DB())
@@ -287,6 +302,9 @@ func (s *shim) onConn(c *rpc.Conn) {
 	pid := c.PeerPID()
 	_, err := proc.StartTime(pid) // fails for a peer gone (or a zombie)
 	worker := pid <= 0 || err != nil || proc.IsDescendant(pid, s.self)
+	if s.o.InProcess && pid == s.self {
+		worker = false // the daemon, in whose process this shim runs
+	}
 	if !worker {
 		other, err := WorkerOf(context.Background(), s.st, pid)
 		worker = other != nil || err != nil

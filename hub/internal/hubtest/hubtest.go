@@ -5,6 +5,7 @@ package hubtest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +13,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
 )
 
 // goEnv is the environment the test process started with: tests move HOME,
@@ -74,8 +79,27 @@ type Env struct {
 	Vars    []string
 }
 
-// NewEnv makes the world and sets it with t.Setenv (so the test must not be parallel).
+// NewEnv makes the world and sets it with t.Setenv (so the test must not be
+// parallel), with the hub binary first on PATH; the daemon it starts is
+// shut down at the test's end.
 func NewEnv(t testing.TB) *Env {
+	t.Helper()
+	e := Isolate(t)
+	bin := MustBinary(t)
+	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	e.Vars = os.Environ()
+	t.Cleanup(func() {
+		e.Shutdown(t)
+		if t.Failed() {
+			e.DumpLogs(t)
+		}
+	})
+	return e
+}
+
+// Isolate points HUB_HOME, HOME, the XDG folders and git's identity at a
+// fresh temporary world with t.Setenv (so the test must not be parallel).
+func Isolate(t testing.TB) *Env {
 	t.Helper()
 	base := t.TempDir()
 	e := &Env{Home: filepath.Join(base, "hub"), UserDir: filepath.Join(base, "home")}
@@ -92,16 +116,25 @@ func NewEnv(t testing.TB) *Env {
 	for k, v := range vars {
 		t.Setenv(k, v)
 	}
-	bin := MustBinary(t)
-	t.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	e.Vars = os.Environ()
-	t.Cleanup(func() {
-		e.Shutdown(t)
-		if t.Failed() {
-			e.DumpLogs(t)
-		}
-	})
 	return e
+}
+
+// Call makes one call and fails the test, with the error's hint, if it fails.
+func Call[R any](t testing.TB, ctx context.Context, c protocol.Caller, method string, params any) R {
+	t.Helper()
+	var r R
+	if err := c.Call(ctx, method, params, &r); err != nil {
+		t.Fatalf("%s: %v (hint: %s)", method, err, rpc.HintOf(err))
+	}
+	return r
+}
+
+// Deadline is a context that ends after d or with the test.
+func Deadline(t testing.TB, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
 }
 
 // DumpLogs writes the tail of the daemon's log and of every job's shim and

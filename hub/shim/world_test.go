@@ -1,0 +1,164 @@
+package shim_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
+
+	"github.com/hub-agents/hub/hub/client"
+	"github.com/hub-agents/hub/hub/internal/hubtest"
+	"github.com/hub-agents/hub/hub/internal/hubtest/world"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
+)
+
+// These tests drive a job's shim in-process (package world) through its
+// socket, as its worker and its daemon do.
+
+// shimClient connects to job id's shim socket.
+func shimClient(t *testing.T, w *world.World, id string) protocol.ShimClient {
+	t.Helper()
+	nc, err := rpc.Dial(w.Ctx, w.Paths.ShimSocket(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rpc.NewConn(w.Ctx, nc, nil, nil)
+	t.Cleanup(func() { c.Close() })
+	return protocol.ShimClient{C: c}
+}
+
+// TestShimWakesTheDaemon: a progress report the shim takes reaches a
+// subscriber of the daemon as job/changed, pushed by the shim's
+// shim/changed call (the daemon does not poll).
+func TestShimWakesTheDaemon(t *testing.T) {
+	w := world.New(t, world.Options{})
+	got := make(chan protocol.JobStatus, 64)
+	sub, err := client.Connect(w.Ctx, w.Paths, client.Options{ClientName: "subscriber",
+		Handler: func(_ context.Context, _ *rpc.Conn, req *jsonrpc2.Request) (any, error) {
+			var st protocol.JobStatus
+			if req.Method == protocol.NotifyJobChanged && req.Params != nil && json.Unmarshal(*req.Params, &st) == nil {
+				got <- st
+			}
+			return nil, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	hubtest.Call[protocol.SubscribeResult](t, w.Ctx, sub, protocol.MethodSubscribe, protocol.SubscribeParams{})
+	r := w.Start(w.Repo(map[string]string{"a.txt": "a\n"}), `sleep 60`)
+	w.Until(r.ID, func(st protocol.JobStatus) bool { return st.State == protocol.StateRunning })
+
+	sc := shimClient(t, w, r.ID)
+	sent := time.Now()
+	if _, err := sc.WorkerProgress(w.Ctx, protocol.ProgressParams{Job: r.ID, Note: "half way"}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case st := <-got:
+			if st.ID == r.ID && st.Progress == "half way" {
+				t.Logf("progress reached the subscriber %s after it was sent", time.Since(sent).Round(time.Millisecond))
+				hubtest.Call[protocol.JobStatus](t, w.Ctx, w.C, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the progress note did not reach the subscriber in 10s")
+		}
+	}
+}
+
+// TestShimDeliversAReply: a worker's question makes the job need input; the
+// supervisor's job/reply goes through the daemon to the shim, whose
+// shim/reply says it was delivered, and the worker's ask returns it.
+func TestShimDeliversAReply(t *testing.T) {
+	w := world.New(t, world.Options{})
+	r := w.Start(w.Repo(map[string]string{"a.txt": "a\n"}), `sleep 60`)
+	w.Until(r.ID, func(st protocol.JobStatus) bool { return st.State == protocol.StateRunning })
+	sc := shimClient(t, w, r.ID)
+	var (
+		wg     sync.WaitGroup
+		answer *protocol.AskResult
+		askErr error
+	)
+	wg.Go(func() {
+		answer, askErr = sc.WorkerAsk(w.Ctx, protocol.AskParams{Job: r.ID, Question: "tabs or spaces?"})
+	})
+	st := w.Until(r.ID, func(st protocol.JobStatus) bool { return st.State == protocol.StateNeedsInput })
+	if st.Question == nil || st.Question.Text != "tabs or spaces?" {
+		t.Fatalf("the pending question: %+v", st.Question)
+	}
+	rep := hubtest.Call[protocol.ReplyResult](t, w.Ctx, w.C, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "spaces"})
+	if !rep.Delivered || rep.QuestionID != st.Question.ID {
+		t.Errorf("reply result %+v", rep)
+	}
+	wg.Wait()
+	if askErr != nil || answer.Answer != "spaces" || answer.QuestionID != st.Question.ID {
+		t.Fatalf("the worker's ask returned %+v, %v", answer, askErr)
+	}
+	w.Until(r.ID, func(st protocol.JobStatus) bool { return st.State == protocol.StateRunning })
+	hubtest.Call[protocol.JobStatus](t, w.Ctx, w.C, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
+	if st := w.Ended(r.ID)[0]; st.State != protocol.StateCancelled {
+		t.Errorf("stopped job ended %s", st.State)
+	}
+}
+
+// TestShimStopEndsTheWorkersTree: stop ends the worker and what it left
+// running, its own group or not, and the evidence lists what had to be
+// ended beyond the group.
+func TestShimStopEndsTheWorkersTree(t *testing.T) {
+	w := world.New(t, world.Options{})
+	r := w.Start(w.Repo(map[string]string{"a.txt": "a\n"}),
+		`setsid sleep 301 & sleep 302 & echo started > started.txt; wait`)
+	w.Until(r.ID, func(st protocol.JobStatus) bool { return st.State == protocol.StateRunning })
+	marker := []byte("HUB_JOB=" + r.ID + "\x00")
+	deadline := time.Now().Add(10 * time.Second)
+	for len(jobProcesses(marker)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(jobProcesses(marker)); n < 2 {
+		t.Fatalf("the worker's sleeps did not start (%d found)", n)
+	}
+	hubtest.Call[protocol.JobStatus](t, w.Ctx, w.C, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
+	st := w.Ended(r.ID)[0]
+	if st.State != protocol.StateCancelled || st.Category != protocol.CategoryStopped {
+		t.Fatalf("stopped job: %s (%s): %s", st.State, st.Category, st.Error)
+	}
+	if left := jobProcesses(marker); len(left) > 0 {
+		t.Errorf("the job's processes outlived it: %v", left)
+	}
+	res := hubtest.Call[protocol.ResultResult](t, w.Ctx, w.C, protocol.MethodJobResult, protocol.ResultParams{ID: r.ID, Evidence: true})
+	found := false
+	for _, l := range res.Evidence.Observed.Leftovers {
+		found = found || strings.Contains(l.Command, "sleep 301") && l.Ended
+	}
+	if !found {
+		t.Errorf("the evidence does not list the setsid sleep as ended: %+v", res.Evidence.Observed.Leftovers)
+	}
+}
+
+// jobProcesses lists the live processes whose environment holds marker.
+func jobProcesses(marker []byte) []string {
+	var out []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		env, err := os.ReadFile(filepath.Join(d, "environ"))
+		if err != nil || !bytes.Contains(env, marker) {
+			continue
+		}
+		if stat, err := os.ReadFile(filepath.Join(d, "stat")); err == nil && bytes.Contains(stat, []byte(") Z ")) {
+			continue // a zombie is gone
+		}
+		cmd, _ := os.ReadFile(filepath.Join(d, "cmdline"))
+		out = append(out, filepath.Base(d)+": "+string(bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})))
+	}
+	return out
+}
