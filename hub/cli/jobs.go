@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/view"
 )
 
 type startOptions struct {
@@ -185,7 +185,7 @@ func newWaitCmd(ios *IO) *cobra.Command {
 				}
 			} else {
 				for _, st := range res.Jobs {
-					ios.printf("%s\n", job.Line(st))
+					ios.printf("%s\n", view.Line(st))
 				}
 				for _, id := range res.Unknown {
 					ios.printf("%s unknown\n", id)
@@ -226,7 +226,7 @@ func newStatusCmd(ios *IO) *cobra.Command {
 			if ios.JSON {
 				return ios.printJSON(st)
 			}
-			ios.printf("%s\n", job.Line(st))
+			ios.printf("%s\n", view.Line(st))
 			if st.Question != nil {
 				ios.printf("question %s: %s\n", st.Question.ID, st.Question.Text)
 			}
@@ -328,7 +328,7 @@ func newStopCmd(ios *IO) *cobra.Command {
 			if ios.JSON {
 				return ios.printJSON(st)
 			}
-			ios.printf("%s\n", job.Line(st))
+			ios.printf("%s\n", view.Line(st))
 			return nil
 		},
 	}
@@ -377,7 +377,7 @@ func newJobsCmd(ios *IO) *cobra.Command {
 				return ios.printJSON(res)
 			}
 			for _, st := range res.Jobs {
-				ios.printf("%s  %s\n", job.Line(st), st.Task)
+				ios.printf("%s  %s\n", view.Line(st), st.Task)
 			}
 			return nil
 		},

@@ -8,9 +8,9 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 	"github.com/spf13/cobra"
 
-	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/hub/view"
 )
 
 func newWatchCmd(ios *IO) *cobra.Command {
@@ -48,7 +48,7 @@ func watch(ctx context.Context, ios *IO, ids []string) error {
 		}
 		if last[st.ID] != key {
 			last[st.ID] = key
-			line := job.Line(st)
+			line := view.Line(st)
 			if ios.JSON {
 				b, _ := json.Marshal(st)
 				line = string(b)

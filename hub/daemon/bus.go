@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/view"
 )
 
 // poke tells the pump the store has news (a shim wrote, or a handler did).
@@ -151,5 +151,5 @@ func (s *Server) status(ctx context.Context, id string) (protocol.JobStatus, err
 			pending = qs[0]
 		}
 	}
-	return job.Status(j, pending, s.now()), nil
+	return view.Status(j, pending, s.now()), nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/hub/view"
 )
 
 // cleanup removes an ended job's worktree; the branch stays unless asked.
@@ -49,7 +50,7 @@ func (s *Server) JobCleanup(ctx context.Context, p protocol.CleanupParams) (*pro
 				why = "hub cannot tell whether it has uncommitted changes (" + err.Error() + ")"
 			case job.CommitFailedIn(j.Error):
 				// The worker's own changes, which hub's commit at the end could not take.
-				why = "it holds changes of the worker that hub could not commit when the job ended (" + job.FirstLine(j.Error, 400) + ")"
+				why = "it holds changes of the worker that hub could not commit when the job ended (" + view.FirstLine(j.Error, 400) + ")"
 				hint = "look at " + c.Dir + " and commit what you want to keep on " + j.Branch + ", or discard it, first"
 				if j.Branch == "" {
 					hint = "look at " + c.Dir + " and keep what you want of it, or discard it, first"

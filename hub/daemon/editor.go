@@ -15,6 +15,7 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/hub/view"
 )
 
 // What an editor reads and does beyond the job tools: changed files, file
@@ -160,7 +161,7 @@ func (s *Server) JobMerge(ctx context.Context, p protocol.MergeParams) (*protoco
 		return nil, wrongState("commit or stash your changes in "+top+", then merge again",
 			"%s has uncommitted changes; hub merges only into a clean checkout", top)
 	}
-	msg := fmt.Sprintf("Merge hub job %s: %s\n\nHub-Job: %s", j.ID, job.FirstLine(j.Task, 72), j.ID)
+	msg := fmt.Sprintf("Merge hub job %s: %s\n\nHub-Job: %s", j.ID, view.FirstLine(j.Task, 72), j.ID)
 	head, already, err := gitx.Merge(ctx, top, j.Branch, msg, gitx.HubIdentity)
 	var conflict *gitx.ConflictError
 	switch {

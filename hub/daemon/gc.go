@@ -13,6 +13,7 @@ import (
 	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/hub/view"
 )
 
 // maxRetention bounds older_than_s, so it stays a time.Duration.
@@ -351,9 +352,9 @@ func branchAction(ctx context.Context, repo *gitx.Repo, j *store.Job, force bool
 		}
 	}
 	if force {
-		return protocol.GCRemove, fmt.Sprintf("its work (tip %s) is on no other branch; deleted because of --force", job.ShortSHA(tip))
+		return protocol.GCRemove, fmt.Sprintf("its work (tip %s) is on no other branch; deleted because of --force", view.ShortSHA(tip))
 	}
-	return protocol.GCKeep, fmt.Sprintf("its work (tip %s) is on no other branch; merge it, or pass --force to delete it", job.ShortSHA(tip))
+	return protocol.GCKeep, fmt.Sprintf("its work (tip %s) is on no other branch; merge it, or pass --force to delete it", view.ShortSHA(tip))
 }
 
 // collectFiles decides on job j's engine folder and logs under HUB_HOME, and

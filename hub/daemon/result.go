@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/redact"
+	"github.com/hub-agents/hub/hub/view"
 )
 
 // now is the daemon's clock (Options.Now), in UTC.
@@ -39,7 +39,7 @@ func (s *Server) JobResult(ctx context.Context, p protocol.ResultParams) (*proto
 	// subject the worker wrote).
 	red := s.secrets()
 	redactEvidence(red, ev)
-	res := &protocol.ResultResult{ID: j.ID, State: j.State, Summary: red.String(job.Summary(st, ev))}
+	res := &protocol.ResultResult{ID: j.ID, State: j.State, Summary: red.String(view.Summary(st, ev))}
 	if p.Evidence {
 		res.Evidence = ev
 	}

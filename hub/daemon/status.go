@@ -3,8 +3,8 @@ package daemon
 import (
 	"context"
 
-	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/view"
 )
 
 func (s *Server) JobStatus(ctx context.Context, p protocol.IDParams) (*protocol.JobStatus, error) {
@@ -29,7 +29,7 @@ func (s *Server) JobList(ctx context.Context, p protocol.ListParams) (*protocol.
 				continue
 			}
 		}
-		res.Jobs = append(res.Jobs, job.Status(j, nil, s.now()))
+		res.Jobs = append(res.Jobs, view.Status(j, nil, s.now()))
 	}
 	return res, nil
 }

@@ -417,3 +417,7 @@ func byteSize(n int) string {
 	}
 	return fmt.Sprintf("%d bytes", n)
 }
+
+// NoteDirty is the note a job carries when the user's checkout had
+// uncommitted changes the job did not get.
+const NoteDirty = "your checkout had uncommitted changes; the job started from the commit without them"

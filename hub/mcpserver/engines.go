@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/view"
 )
 
 func addEngines(s *Server) {
@@ -41,7 +42,7 @@ func enginesText(r *protocol.EnginesResult) string {
 		} else {
 			fmt.Fprintf(&b, "%s unavailable", e.Name)
 			if e.Reason != "" {
-				fmt.Fprintf(&b, ": %s", oneLine(e.Reason, 120))
+				fmt.Fprintf(&b, ": %s", view.OneLine(e.Reason, 120))
 			}
 		}
 		if e.Capacity != "" {

@@ -104,7 +104,7 @@ func TestForward(t *testing.T) {
 				Unknown: []string{"nosuch"}, Done: true, Cursor: 9},
 			wantText: "abc12345 succeeded · exec · 12s · $0.00 · verified\n" +
 				"def67890 needs_input · exec · 3s · $0.00 · asks: which colour?\n" +
-				"0badf00d failed · claude · 6m3s · $0.41 · verify failed (exit 1) · verify failed\n" +
+				"0badf00d failed · claude · 6m03s · $0.41 · verify failed (exit 1) · verify failed\n" +
 				"unknown ids: nosuch\n" +
 				"cursor 9",
 			out: func() any { return &protocol.WaitResult{} },
@@ -116,7 +116,7 @@ func TestForward(t *testing.T) {
 			wantParams: protocol.WaitParams{IDs: []string{"abc12345"}, TimeoutS: 0.5},
 			result: protocol.WaitResult{Jobs: []protocol.JobStatus{{ID: "abc12345", State: protocol.StateRunning, Engine: "exec",
 				Progress: "running tests", ElapsedMS: 61_000}}, Cursor: 3},
-			wantText: "abc12345 running · exec · 1m1s · $? · running tests\ntimeout · cursor 3",
+			wantText: "abc12345 running · exec · 1m01s · $? · running tests\ntimeout · cursor 3",
 			out:      func() any { return &protocol.WaitResult{} },
 		},
 		{

@@ -139,7 +139,7 @@ func TestHTTPClient(t *testing.T) {
 			if err != nil || res.IsError {
 				t.Fatalf("status: %v %+v", err, res)
 			}
-			if got, want := contentText(res), "abc12345 running · exec · 0s · $? · step 1"; got != want {
+			if got, want := contentText(res), "abc12345 running · exec · 0ms · $? · step 1"; got != want {
 				t.Errorf("status text %q, want %q", got, want)
 			}
 

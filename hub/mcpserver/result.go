@@ -8,6 +8,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/view"
 )
 
 type resultIn struct {
@@ -40,7 +41,7 @@ func resultText(in resultIn, r *protocol.ResultResult) string {
 	case in.Full && r.Full != "":
 		parts = append(parts, r.Full)
 	case !in.Evidence || r.Evidence == nil:
-		sum := firstLines(r.Summary, summaryLines)
+		sum := view.FirstLines(r.Summary, summaryLines)
 		if sum == "" {
 			sum = r.ID + " " + string(r.State) + ": no summary yet"
 		}

@@ -6,6 +6,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/view"
 )
 
 func addStop(s *Server) {
@@ -18,6 +19,6 @@ func addStop(s *Server) {
 		if err := s.call(ctx, protocol.MethodJobStop, protocol.IDParams{ID: in.ID}, &out); err != nil {
 			return nil, nil, err
 		}
-		return text("%s", jobLine(&out)), &out, nil
+		return text("%s", view.Line(out)), &out, nil
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/view"
 )
 
 type waitIn struct {
@@ -160,16 +161,16 @@ func progressText(known map[string]protocol.JobStatus, latest string, n int, cha
 		fmt.Fprintf(&b, " · %d asking", asking)
 	}
 	if !changed {
-		fmt.Fprintf(&b, " · waiting %s", duration(waited))
+		fmt.Fprintf(&b, " · waiting %s", view.Duration(waited))
 		return b.String()
 	}
 	if st, ok := known[latest]; ok {
 		fmt.Fprintf(&b, " · %s %s", st.ID, st.State)
 		switch {
 		case st.State == protocol.StateNeedsInput && st.Question != nil:
-			fmt.Fprintf(&b, ": %s", oneLine(st.Question.Text, 100))
+			fmt.Fprintf(&b, ": %s", view.OneLine(st.Question.Text, 100))
 		case !st.State.Terminal() && st.Progress != "":
-			fmt.Fprintf(&b, ": %s", oneLine(st.Progress, 100))
+			fmt.Fprintf(&b, ": %s", view.OneLine(st.Progress, 100))
 		}
 	}
 	return b.String()
@@ -179,7 +180,7 @@ func progressText(known map[string]protocol.JobStatus, latest string, n int, cha
 func waitText(r *protocol.WaitResult) string {
 	var b strings.Builder
 	for _, st := range r.Jobs {
-		b.WriteString(jobLine(&st))
+		b.WriteString(view.Line(st))
 		b.WriteString("\n")
 	}
 	if len(r.Unknown) > 0 {

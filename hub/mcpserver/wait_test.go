@@ -125,7 +125,7 @@ func TestWaitProgressThrottled(t *testing.T) {
 			if a.err != nil || a.res.IsError {
 				t.Fatalf("wait: %v %+v", a.err, a.res)
 			}
-			if got := contentText(a.res); got != "abc12345 succeeded · exec · 0s · $0.00\ncursor 30" {
+			if got := contentText(a.res); got != "abc12345 succeeded · exec · 0ms · $0.00\ncursor 30" {
 				t.Errorf("wait text %q", got)
 			}
 			// Nothing changed after the last message: no more may have been sent.

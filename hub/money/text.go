@@ -8,8 +8,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/view"
 )
 
 // Width is the terminal width the text views fit in.
@@ -143,7 +143,7 @@ func elapsed(n int64) string {
 	if n == 0 {
 		return "—"
 	}
-	return job.Duration(time.Duration(n) * time.Millisecond)
+	return view.Duration(time.Duration(n) * time.Millisecond)
 }
 
 func stamp(t time.Time) string { return t.UTC().Format("01-02 15:04") }

@@ -22,6 +22,7 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/redact"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/hub/view"
 	"github.com/hub-agents/hub/router"
 	"github.com/hub-agents/hub/rubric"
 )
@@ -406,7 +407,7 @@ func shortOrNone(sha string) string {
 	if sha == "" {
 		return "none"
 	}
-	return job.ShortSHA(sha)
+	return view.ShortSHA(sha)
 }
 
 // startEngine starts the job's current engine in a fresh, empty folder of its own.
@@ -523,7 +524,7 @@ func (s *shim) noteLeftovers(ctx context.Context, role string, left []proc.Lefto
 		if !l.Ended {
 			what = "could not end it: it survived"
 		}
-		s.record(ctx, protocol.EventNote, fmt.Sprintf("the %s left process %d running (%s); hub %s", role, l.PID, job.FirstLine(lp.Command, 120), what), lp)
+		s.record(ctx, protocol.EventNote, fmt.Sprintf("the %s left process %d running (%s); hub %s", role, l.PID, view.FirstLine(lp.Command, 120), what), lp)
 	}
 }
 
@@ -594,9 +595,9 @@ func commitCheckout(ctx context.Context, p config.Paths, j *store.Job, c *gitx.C
 		}
 		return gitx.CommitResult{Head: tip}, nil
 	}
-	msg := fmt.Sprintf("hub: work left uncommitted by job %s\n\n%s\n\nHub-Job: %s\n", j.ID, job.FirstLine(j.Task, 200), j.ID)
+	msg := fmt.Sprintf("hub: work left uncommitted by job %s\n\n%s\n\nHub-Job: %s\n", j.ID, view.FirstLine(j.Task, 200), j.ID)
 	if salvage {
-		msg = fmt.Sprintf("hub: salvage of job %s\n\n%s\n\nHub-Job: %s\nHub-Salvage: true\n", j.ID, job.FirstLine(j.Task, 200), j.ID)
+		msg = fmt.Sprintf("hub: salvage of job %s\n\n%s\n\nHub-Job: %s\nHub-Salvage: true\n", j.ID, view.FirstLine(j.Task, 200), j.ID)
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
@@ -718,9 +719,9 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 	case v.TimedOut:
 		end.state, end.err = protocol.StateFailed, fmt.Sprintf("verify timed out after %ds", s.params.VerifyTimeoutS)
 	case signal != "":
-		end.state, end.err = protocol.StateFailed, fmt.Sprintf("verify failed: `%s` was killed by a signal (%s)", job.FirstLine(v.Command, 80), signal)
+		end.state, end.err = protocol.StateFailed, fmt.Sprintf("verify failed: `%s` was killed by a signal (%s)", view.FirstLine(v.Command, 80), signal)
 	case v.ExitCode != 0:
-		end.state, end.err = protocol.StateFailed, fmt.Sprintf("verify failed: `%s` exited %d", job.FirstLine(v.Command, 80), v.ExitCode)
+		end.state, end.err = protocol.StateFailed, fmt.Sprintf("verify failed: `%s` exited %d", view.FirstLine(v.Command, 80), v.ExitCode)
 	}
 	return v
 }

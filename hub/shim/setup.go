@@ -14,8 +14,8 @@ import (
 	"github.com/hub-agents/hub/hub/deps"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/gitx"
-	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/view"
 	"github.com/hub-agents/hub/internal/errline"
 )
 
@@ -31,7 +31,7 @@ type setupFailure struct {
 func (f *setupFailure) Error() string {
 	msg := "setting up " + f.where + ": " + f.err.Error()
 	if l := errline.Telling(f.out); l != "" {
-		msg += ": " + job.FirstLine(l, 200)
+		msg += ": " + view.FirstLine(l, 200)
 	}
 	var df *deps.Failure
 	if errors.As(f.err, &df) && df.Fix != "" {
@@ -59,7 +59,7 @@ func (s *shim) setUp(ctx context.Context, c *gitx.Checkout, rev string, forVerif
 	set = set.Over(deps.Settings{Deps: s.params.Deps, Setup: s.params.Setup})
 	trees, err := deps.Detect(s.repo, rev, set)
 	if err != nil {
-		return &setupFailure{where: where, err: fmt.Errorf("read the manifests at %s: %w", job.ShortSHA(rev), err)}
+		return &setupFailure{where: where, err: fmt.Errorf("read the manifests at %s: %w", view.ShortSHA(rev), err)}
 	}
 	if len(trees) == 0 && set.Setup == "" {
 		return nil
@@ -116,7 +116,7 @@ func (s *shim) setUp(ctx context.Context, c *gitx.Checkout, rev string, forVerif
 		return nil
 	}
 	if !forVerify {
-		s.record(ctx, protocol.EventProgress, "setting up: "+job.FirstLine(set.Setup, 80), nil)
+		s.record(ctx, protocol.EventProgress, "setting up: "+view.FirstLine(set.Setup, 80), nil)
 	}
 	st := run(ctx, set.Setup)
 	step := protocol.EnvStep{What: "setup", Command: set.Setup, DurationMS: st.Took.Milliseconds(), Failed: st.Failed()}
@@ -131,7 +131,7 @@ func (s *shim) setUp(ctx context.Context, c *gitx.Checkout, rev string, forVerif
 			Fix: fmt.Sprintf("fix the setup command (the job's setup, or \"setup\" in %s); its whole output is in %s", deps.RepoFile, s.o.Paths.SetupLog(s.job.ID))}}
 	}
 	if !forVerify {
-		s.record(ctx, protocol.EventNote, fmt.Sprintf("setup: `%s` exited 0 in %s", job.FirstLine(set.Setup, 120), st.Took.Round(time.Millisecond)), step)
+		s.record(ctx, protocol.EventNote, fmt.Sprintf("setup: `%s` exited 0 in %s", view.FirstLine(set.Setup, 120), st.Took.Round(time.Millisecond)), step)
 	}
 	s.keep(env, outs)
 	return nil
@@ -282,7 +282,7 @@ func (s *shim) knownVersion(ctx context.Context, tool, bin string, env []string)
 	if err != nil {
 		return ""
 	}
-	v := bin + " " + strings.TrimSpace(job.FirstLine(string(out), 200))
+	v := bin + " " + strings.TrimSpace(view.FirstLine(string(out), 200))
 	known[real] = toolStamp{Size: fi.Size(), MTime: fi.ModTime().UnixNano(), Version: v}
 	if b, err := json.Marshal(known); err == nil && os.MkdirAll(filepath.Dir(s.toolsFile()), 0o700) == nil {
 		// Whole or not at all: another shim may be reading it.

@@ -1,4 +1,10 @@
-package job
+// Package view renders what hub shows of a job, once for every front end:
+// the short status built from the store, the one-line view, the ten-line
+// summary, durations, money and one-line excerpts. The CLI and the MCP
+// server print these same strings; the editor shows the protocol types.
+//
+// It only reads what it is given: no store writes, no git, no processes.
+package view
 
 import (
 	"encoding/json"
@@ -61,30 +67,38 @@ func FirstLine(s string, n int) string {
 	return s
 }
 
-// Line renders a job in one line: `id state · engine · 12s · $0.00 · verified`.
+// Line renders a job in one line: "id state · engine · 12s · $0.00 ·
+// verified", then what its reader must act on: its question, its error, or
+// while it runs its latest progress note.
 func Line(st protocol.JobStatus) string {
-	parts := []string{st.ID + " " + string(st.State), st.Engine, Duration(time.Duration(st.ElapsedMS) * time.Millisecond)}
-	if st.CostKnown || st.CostUSD > 0 {
-		parts = append(parts, fmt.Sprintf("$%.2f", st.CostUSD))
-	}
+	parts := []string{st.ID + " " + string(st.State), st.Engine, Duration(time.Duration(st.ElapsedMS) * time.Millisecond),
+		Cost(st.CostUSD, st.CostKnown)}
 	switch {
 	case st.VerifyExit != nil && *st.VerifyExit == 0:
 		parts = append(parts, "verified")
 	case st.VerifyExit != nil:
-		parts = append(parts, fmt.Sprintf("verify exit %d", *st.VerifyExit))
+		parts = append(parts, fmt.Sprintf("verify failed (exit %d)", *st.VerifyExit))
 	}
 	if st.Salvaged {
 		parts = append(parts, "salvaged")
 	}
 	switch {
-	case st.Question != nil:
-		parts = append(parts, "asks: "+FirstLine(st.Question.Text, 60))
+	case st.State == protocol.StateNeedsInput && st.Question != nil:
+		parts = append(parts, "asks: "+OneLine(st.Question.Text, 200))
 	case st.Error != "":
-		parts = append(parts, FirstLine(st.Error, 80))
-	case st.Progress != "" && !st.State.Terminal():
-		parts = append(parts, FirstLine(st.Progress, 60))
+		parts = append(parts, OneLine(st.Error, 200))
+	case !st.State.Terminal() && st.Progress != "":
+		parts = append(parts, OneLine(st.Progress, 120))
 	}
 	return strings.Join(parts, " · ")
+}
+
+// Cost is "$0.42", or "$?" when the engine did not say what it cost.
+func Cost(usd float64, known bool) string {
+	if !known {
+		return "$?"
+	}
+	return fmt.Sprintf("$%.2f", usd)
 }
 
 // Duration renders d for a person: 850ms, 12s, 4m10s, 2h05m.
@@ -98,6 +112,25 @@ func Duration(d time.Duration) string {
 		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
 	}
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// OneLine folds s onto one line of at most max runes.
+func OneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > max {
+		return string(r[:max-1]) + "…"
+	}
+	return s
+}
+
+// FirstLines keeps at most n lines of s.
+func FirstLines(s string, n int) string {
+	s = strings.TrimRight(s, "\n")
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) <= n {
+		return s
+	}
+	return strings.Join(lines[:n], "\n")
 }
 
 // Summary renders the result in at most 10 lines: the outcome, the answer
@@ -239,7 +272,3 @@ func ShortSHA(sha string) string {
 	}
 	return sha
 }
-
-// NoteDirty is the note a job carries when the user's checkout had
-// uncommitted changes the job did not get.
-const NoteDirty = "your checkout had uncommitted changes; the job started from the commit without them"

@@ -1,4 +1,4 @@
-package job
+package view
 
 import (
 	"strings"
@@ -39,27 +39,15 @@ func TestLine(t *testing.T) {
 		want string
 	}{
 		{protocol.JobStatus{ID: "a", State: protocol.StateSucceeded, Engine: "exec", ElapsedMS: 850, CostKnown: true, VerifyExit: &zero}, "a succeeded · exec · 850ms · $0.00 · verified"},
-		{protocol.JobStatus{ID: "a", State: protocol.StateFailed, Engine: "exec", ElapsedMS: 12000, VerifyExit: &one, Error: "verify failed"}, "a failed · exec · 12s · verify exit 1 · verify failed"},
+		{protocol.JobStatus{ID: "a", State: protocol.StateFailed, Engine: "exec", ElapsedMS: 12000, VerifyExit: &one, Error: "verify failed", CostKnown: true, CostUSD: 0.126},
+			"a failed · exec · 12s · $0.13 · verify failed (exit 1) · verify failed"},
 		{protocol.JobStatus{ID: "a", State: protocol.StateNeedsInput, Engine: "exec", ElapsedMS: 3 * 3600 * 1000,
-			Question: &protocol.Question{Text: "which one?\nmore"}}, "a needs_input · exec · 3h00m · asks: which one? …"},
-		{protocol.JobStatus{ID: "a", State: protocol.StateRunning, Engine: "exec", Progress: "step 2"}, "a running · exec · 0ms · step 2"},
+			Question: &protocol.Question{Text: "which one?\nmore"}}, "a needs_input · exec · 3h00m · $? · asks: which one? more"},
+		{protocol.JobStatus{ID: "a", State: protocol.StateRunning, Engine: "exec", Progress: "step 2", CostKnown: true}, "a running · exec · 0ms · $0.00 · step 2"},
+		{protocol.JobStatus{ID: "a", State: protocol.StateSucceeded, Engine: "exec", Progress: "step 2", CostKnown: true, Salvaged: true}, "a succeeded · exec · 0ms · $0.00 · salvaged"},
 	} {
 		if got := Line(tc.st); got != tc.want {
 			t.Errorf("Line = %q, want %q", got, tc.want)
 		}
-	}
-}
-
-func TestNewID(t *testing.T) {
-	seen := map[string]bool{}
-	for i := 0; i < 1000; i++ {
-		id := NewID()
-		if !ValidID(id) || strings.ContainsAny(id, "lo") {
-			t.Fatalf("bad id %q", id)
-		}
-		if seen[id] {
-			t.Fatalf("duplicate id %q", id)
-		}
-		seen[id] = true
 	}
 }
