@@ -45,14 +45,14 @@ func newStartCmd(ios *IO) *cobra.Command {
 	f.StringVar(&o.Repo, "repo", "", "git checkout the job works on (default: the current directory's)")
 	f.StringVar(&o.Cwd, "cwd", "", "directory a read job runs in when it has no repo")
 	f.StringVar(&o.Task, "task", "", "what the worker should do")
-	f.StringVar(&o.Kind, "kind", "", "write (default: a branch hub/<id>) or read (an answer, no branch)")
+	f.StringVar((*string)(&o.Kind), "kind", "", "write (default: a branch hub/<id>) or read (an answer, no branch)")
 	f.StringVar(&o.Engine, "engine", "", "engine to run (default auto)")
 	f.StringVar(&o.Exec, "exec", "", "shell command the exec engine runs as the worker")
 	f.StringVar(&o.Verify, "verify", "", "shell command run on the head commit in a clean checkout")
 	f.StringVar(&o.Base, "base", "", "revision to start from (default HEAD)")
 	f.Float64Var(&o.maxUSD, "max-usd", 0, "budget reserved before work (default from config)")
 	f.DurationVar(&o.timeout, "timeout", 0, "hard run timeout, e.g. 30m (default 30m)")
-	f.StringVar(&o.Isolation, "isolation", "", "worktree (default), sandbox, isolated or untrusted")
+	f.StringVar((*string)(&o.Isolation), "isolation", "", "worktree (default), sandbox, isolated or untrusted")
 	f.StringVar(&o.DefinitionOfDone, "done", "", "definition of done")
 	f.StringVar(&o.Model, "model", "", "model for engines that take one")
 	f.StringVar(&o.Profile, "profile", "", "model profile")
@@ -409,7 +409,7 @@ func newEnginesCmd(ios *IO) *cobra.Command {
 					avail = "unavailable: " + e.Reason
 				}
 				ios.printf("%-10s %s · isolation %s · read-only %v · pays %s\n", e.Name, avail,
-					strings.Join(e.Capabilities.Isolation, ","), e.Capabilities.ReadOnly, e.Capabilities.Pays)
+					protocol.JoinIsolation(e.Capabilities.Isolation, ","), e.Capabilities.ReadOnly, e.Capabilities.Pays)
 				if e.Capacity != "" {
 					ios.printf("%-10s capacity: %s\n", "", e.Capacity)
 				}

@@ -46,8 +46,8 @@ func newRouteExplainCmd(ios *IO) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Task, "task", "", "the task (the router does not read it yet; accepted so a start command line can be reused)")
-	f.StringVar(&o.Kind, "kind", "", "write (default) or read")
-	f.StringVar(&o.Isolation, "isolation", "", "worktree (default), sandbox, isolated or untrusted")
+	f.StringVar((*string)(&o.Kind), "kind", "", "write (default) or read")
+	f.StringVar((*string)(&o.Isolation), "isolation", "", "worktree (default), sandbox, isolated or untrusted")
 	f.Float64Var(&o.maxUSD, "max-usd", 0, "budget the job would reserve (default from config)")
 	f.StringVar(&o.Engine, "engine", "", "explain a named engine instead of auto")
 	f.StringVar(&o.Effort, "effort", "", "effort hint: low, medium or high")

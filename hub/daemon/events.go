@@ -108,7 +108,7 @@ func (s *Server) EngineList(ctx context.Context, _ protocol.Empty) (*protocol.En
 				info.Quota = append(info.Quota, q)
 			}
 		}
-		if info.Capabilities.Pays == "api" {
+		if info.Capabilities.Pays == protocol.PaysAPI {
 			used := 100.0
 			if capM > 0 {
 				used = float64(tot.ChargedMicros+tot.ReservedMicros) / float64(capM) * 100
@@ -131,7 +131,7 @@ func capacity(e protocol.EngineInfo, t time.Time) string {
 	switch {
 	case len(parts) > 0:
 		return strings.Join(parts, "; ")
-	case e.Capabilities.Pays == "free":
+	case e.Capabilities.Pays == protocol.PaysFree:
 		return "free: no quota"
 	}
 	return "no quota signal yet (hub reads one from the engine's next run)"

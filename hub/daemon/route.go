@@ -92,7 +92,7 @@ func (s *Server) RouteCalibrate(ctx context.Context, p protocol.RouteCalibratePa
 		if r.State == protocol.StateCancelled {
 			continue
 		}
-		hist = append(hist, router.Run{Engine: r.Engine, Kind: r.Kind,
+		hist = append(hist, router.Run{Engine: r.Engine, Kind: string(r.Kind),
 			Success:  r.State == protocol.StateSucceeded && (!r.HadVerify || r.Verified),
 			Duration: r.Duration, CostUSD: config.USD(r.CostMicros), CostKnown: r.CostKnown})
 	}

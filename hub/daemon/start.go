@@ -36,7 +36,7 @@ func (s *Server) JobStart(ctx context.Context, p protocol.StartParams) (*protoco
 		Isolation: req.Params.Isolation, Cwd: req.Params.Cwd, BaseRef: req.Params.Base, BaseSHA: req.BaseSHA,
 		Task: req.Params.Task, Spec: spec, MaxMicros: req.MaxMicros, Notes: req.Notes, Route: route,
 		// A free engine's cost is known from the start: nothing.
-		CostKnown: req.Engine != nil && req.Engine.Capabilities().Pays == "free",
+		CostKnown: req.Engine != nil && req.Engine.Capabilities().Pays == protocol.PaysFree,
 	}
 	if req.Repo != nil {
 		j.Repo = req.Repo.Top

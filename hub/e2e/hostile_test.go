@@ -144,7 +144,7 @@ func (h *hostileWorld) reached(t *testing.T, tg target, id string) map[string]bo
 	return got
 }
 
-func expectReached(t *testing.T, level string, got, want map[string]bool) {
+func expectReached(t *testing.T, level protocol.Isolation, got, want map[string]bool) {
 	t.Helper()
 	for attempt, g := range got {
 		if g != want[attempt] {
@@ -156,7 +156,7 @@ func expectReached(t *testing.T, level string, got, want map[string]bool) {
 // sandboxWant is what gets through at a sandboxed level: under isolated the
 // network stays (engines need their model endpoint); a push still fails,
 // the remote is not there and no credentials are.
-func sandboxWant(level string) map[string]bool {
+func sandboxWant(level protocol.Isolation) map[string]bool {
 	if level == protocol.IsolationIsolated {
 		return map[string]bool{"network": true}
 	}
@@ -181,12 +181,12 @@ func testHostileWorker(t *testing.T, mech string) {
 	ctx := hubtest.Deadline(t, 120*time.Second)
 	h.plant(t, w.env.UserDir)
 	c := w.connect(ctx)
-	levels := []string{protocol.IsolationIsolated, protocol.IsolationUntrusted}
+	levels := []protocol.Isolation{protocol.IsolationIsolated, protocol.IsolationUntrusted}
 	if mech == sandbox.MechBwrap {
 		levels = append(levels, protocol.IsolationWorktree) // it does not depend on the mechanism
 	}
 	for _, level := range levels {
-		t.Run(level, func(t *testing.T) {
+		t.Run(string(level), func(t *testing.T) {
 			tg := h.target(t)
 			r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "hostile", Repo: tg.repo,
 				Engine: "exec", Isolation: level, Exec: h.script()})
@@ -267,8 +267,8 @@ func testHostileBuiltin(t *testing.T, mech string) {
 	}
 	b.model = startModel(t, turns...)
 	b.setModelProfile(openaiWire, b.model, keyEnvName)
-	for _, level := range []string{protocol.IsolationIsolated, protocol.IsolationUntrusted} {
-		t.Run(level, func(t *testing.T) {
+	for _, level := range []protocol.Isolation{protocol.IsolationIsolated, protocol.IsolationUntrusted} {
+		t.Run(string(level), func(t *testing.T) {
 			tg := h.target(t)
 			r := b.start(ctx, protocol.StartParams{Task: "hostile", Repo: tg.repo, Isolation: level})
 			st := b.waitEnd(ctx, r.ID)

@@ -12,7 +12,7 @@ import (
 
 // Sandboxed reports whether a job at this isolation runs its commands in
 // hub/sandbox.
-func Sandboxed(isolation string) bool {
+func Sandboxed(isolation protocol.Isolation) bool {
 	return isolation == protocol.IsolationIsolated || isolation == protocol.IsolationUntrusted
 }
 
@@ -20,7 +20,7 @@ func Sandboxed(isolation string) bool {
 // here, or says why not.
 func AddSandboxLevels(c *protocol.EngineCapabilities) {
 	if c.IsolationWhyNot == nil {
-		c.IsolationWhyNot = map[string]string{}
+		c.IsolationWhyNot = map[protocol.Isolation]string{}
 	}
 	a := sandbox.Probe()
 	switch {
@@ -40,7 +40,7 @@ func AddSandboxLevels(c *protocol.EngineCapabilities) {
 // noLandlock, when not empty, says why the engine cannot run under Landlock.
 func AddIsolatedLevel(c *protocol.EngineCapabilities, name, noLandlock string) {
 	if c.IsolationWhyNot == nil {
-		c.IsolationWhyNot = map[string]string{}
+		c.IsolationWhyNot = map[protocol.Isolation]string{}
 	}
 	c.IsolationWhyNot[protocol.IsolationUntrusted] = name + " calls its model from inside the sandbox, so it cannot run without the network; use the builtin engine, whose model calls stay in hub"
 	a := sandbox.Probe()

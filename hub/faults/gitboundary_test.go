@@ -45,7 +45,7 @@ type gitCase struct {
 	name string
 	pins string
 	// levels it runs at; nil: worktree, isolated and untrusted.
-	levels []string
+	levels []protocol.Isolation
 	// setup prepares the target repository (after the common files).
 	setup func(t *testing.T, g *gitWorld, repo string)
 	// script is the worker. It always writes work.txt, which must end on
@@ -71,10 +71,11 @@ type gitCase struct {
 
 // gitRun is one case's job and what it left.
 type gitRun struct {
-	level, repo, common string
-	id                  string
-	st                  protocol.JobStatus
-	ev                  *protocol.Evidence
+	level        protocol.Isolation
+	repo, common string
+	id           string
+	st           protocol.JobStatus
+	ev           *protocol.Evidence
 }
 
 // plant is shell that makes a git dir at $1 whose config, hooks and
@@ -207,7 +208,7 @@ touch -d 2000-01-01 mod/x.txt; echo w > work.txt`},
 		}},
 }
 
-var sandboxed = []string{protocol.IsolationIsolated, protocol.IsolationUntrusted}
+var sandboxed = []protocol.Isolation{protocol.IsolationIsolated, protocol.IsolationUntrusted}
 
 // gitWorld is one daemon's case folder (the sandbox mechanism in its
 // environment), a listener on loopback, and the folder planted programs
@@ -227,7 +228,10 @@ type gitWorld struct {
 func (g *gitWorld) connections() int32 { return g.net.Connections() }
 
 // gitColumns are the matrix's columns: a level and the sandbox under it.
-var gitColumns = []struct{ level, mech, name string }{
+var gitColumns = []struct {
+	level      protocol.Isolation
+	mech, name string
+}{
 	{protocol.IsolationWorktree, sandbox.MechBwrap, "worktree"},
 	{protocol.IsolationIsolated, sandbox.MechBwrap, "isolated · bwrap"},
 	{protocol.IsolationUntrusted, sandbox.MechBwrap, "untrusted · bwrap"},
@@ -253,7 +257,7 @@ func TestHostileGit(t *testing.T) {
 						if col.mech != mech || (tc.levels != nil && !slices.Contains(tc.levels, col.level)) {
 							continue
 						}
-						t.Run(tc.name+"/"+col.level, func(t *testing.T) {
+						t.Run(tc.name+"/"+string(col.level), func(t *testing.T) {
 							began := time.Now()
 							crossed, st := g.run(t, tc, col.level)
 							f := figures{Crossed: crossed}
@@ -334,7 +338,7 @@ func (g *gitWorld) writeRepoFile(t *testing.T, repo, name, body string) {
 
 // run runs one case at one level and says how many of its checks failed
 // (each is also a test error).
-func (g *gitWorld) run(t *testing.T, tc gitCase, level string) (crossed int, st protocol.JobStatus) {
+func (g *gitWorld) run(t *testing.T, tc gitCase, level protocol.Isolation) (crossed int, st protocol.JobStatus) {
 	ctx, w := g.ctx, g.w
 	fail := func(format string, args ...any) {
 		t.Helper()

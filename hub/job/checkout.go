@@ -6,6 +6,7 @@ import (
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
 )
 
@@ -13,7 +14,7 @@ import (
 // (a git dir of its own, the user's objects read-only) rather than a
 // linked worktree of the user's repository: at the levels that fence the
 // worker, where the user's repository must stay out of its reach.
-func PrivateGit(isolation string) bool { return engine.Sandboxed(isolation) }
+func PrivateGit(isolation protocol.Isolation) bool { return engine.Sandboxed(isolation) }
 
 // Checkout is job j's checkout in repo as hub made it, from HUB_HOME and
 // the job alone — never from what the checkout's .git says, which the

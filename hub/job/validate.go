@@ -169,7 +169,7 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 	// An engine that cannot spend books no money unless the caller set a
 	// budget: the default reservation would only hold the monthly cap
 	// against free work (at $2 a job, 50 exec jobs fill a $100 month).
-	if !askedBudget && r.Engine.Capabilities().Pays == "free" {
+	if !askedBudget && r.Engine.Capabilities().Pays == protocol.PaysFree {
 		r.MaxMicros, p.MaxUSD = 0, new(float64)
 	}
 	if d.Request.Auto() {
@@ -194,8 +194,8 @@ const WorktreeNote = "isolation worktree: a separate checkout and branch, not a 
 
 // sandboxNote is what a sandboxed job's worker can still reach of the
 // repository and the machine: said, since it is not nothing.
-func sandboxNote(level string) string {
-	n := "isolation " + level + ": the worker can read the repository's whole object store (any commit of it, other jobs' included, by its id), not its refs, config or other checkouts"
+func sandboxNote(level protocol.Isolation) string {
+	n := "isolation " + string(level) + ": the worker can read the repository's whole object store (any commit of it, other jobs' included, by its id), not its refs, config or other checkouts"
 	if level == protocol.IsolationUntrusted {
 		n += "; its setup (installing the dependencies, the setup command) runs in the same sandbox but with the machine's network, all of it, as an install needs; the worker and verify have none"
 	}
@@ -220,7 +220,7 @@ func normalize(p protocol.StartParams, s config.Settings) (protocol.StartParams,
 		p.Isolation = protocol.IsolationWorktree
 	case protocol.IsolationWorktree, protocol.IsolationSandbox, protocol.IsolationIsolated, protocol.IsolationUntrusted:
 	default:
-		return p, 0, bad("isolation", "use one of "+strings.Join(protocol.IsolationLevels, ", "), "unknown isolation level %q", p.Isolation)
+		return p, 0, bad("isolation", "use one of "+protocol.JoinIsolation(protocol.IsolationLevels, ", "), "unknown isolation level %q", p.Isolation)
 	}
 	if engine.Sandboxed(p.Isolation) && p.Repo == "" && p.Cwd != "" {
 		return p, 0, bad("isolation", "pass repo instead of cwd, or ask for isolation worktree",
@@ -305,12 +305,18 @@ type RouteInputs struct {
 // its own check of p) and in. hasRepo says the job has a repo (a read job
 // without one runs in a plain directory, so it needs a read-only engine).
 func Route(ctx context.Context, p protocol.StartParams, hasRepo bool, maxMicros int64, reg *engine.Registry, in RouteInputs) router.Decision {
-	req := router.Request{Kind: p.Kind, Isolation: p.Isolation, ReadOnly: p.Kind == protocol.KindRead && !hasRepo,
+	req := router.Request{Kind: string(p.Kind), Isolation: string(p.Isolation), ReadOnly: p.Kind == protocol.KindRead && !hasRepo,
 		MaxMicros: maxMicros, Effort: p.Effort, Engine: p.Engine, Profile: p.Profile}
 	snap := router.Snapshot{Now: in.Now, Money: in.Money}
 	for _, e := range reg.All() {
 		caps := e.Capabilities()
-		re := router.Engine{Name: e.Name(), Isolation: caps.Isolation, IsolationWhyNot: caps.IsolationWhyNot, ReadOnly: caps.ReadOnly, Pays: caps.Pays}
+		re := router.Engine{Name: e.Name(), Isolation: strs(caps.Isolation), ReadOnly: caps.ReadOnly, Pays: string(caps.Pays)}
+		if caps.IsolationWhyNot != nil {
+			re.IsolationWhyNot = make(map[string]string, len(caps.IsolationWhyNot))
+			for level, why := range caps.IsolationWhyNot {
+				re.IsolationWhyNot[string(level)] = why
+			}
+		}
 		if a := e.Probe(ctx); a.Available {
 			re.Installed = true
 		} else {
@@ -421,3 +427,16 @@ func byteSize(n int) string {
 // NoteDirty is the note a job carries when the user's checkout had
 // uncommitted changes the job did not get.
 const NoteDirty = "your checkout had uncommitted changes; the job started from the commit without them"
+
+// strs is vs as plain strings, as the router (which cannot import
+// protocol) spells kinds, isolation levels and ways to pay.
+func strs[S ~string](vs []S) []string {
+	if vs == nil {
+		return nil
+	}
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
+}

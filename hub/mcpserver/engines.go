@@ -37,7 +37,7 @@ func enginesText(r *protocol.EnginesResult) string {
 				fmt.Fprintf(&b, " · %s", e.Capabilities.Pays)
 			}
 			if len(e.Capabilities.Isolation) > 0 {
-				fmt.Fprintf(&b, " · %s", strings.Join(e.Capabilities.Isolation, ","))
+				fmt.Fprintf(&b, " · %s", protocol.JoinIsolation(e.Capabilities.Isolation, ","))
 			}
 		} else {
 			fmt.Fprintf(&b, "%s unavailable", e.Name)

@@ -194,7 +194,7 @@ func TestForward(t *testing.T) {
 			name: "engines", tool: "engines",
 			wantMethod: protocol.MethodEngineList, wantParams: struct{}{},
 			result: protocol.EnginesResult{Engines: []protocol.EngineInfo{
-				{Name: "exec", Available: true, Version: "1", Capabilities: protocol.EngineCapabilities{Isolation: []string{"worktree", "isolated"}, Pays: "free"}},
+				{Name: "exec", Available: true, Version: "1", Capabilities: protocol.EngineCapabilities{Isolation: []protocol.Isolation{protocol.IsolationWorktree, protocol.IsolationIsolated}, Pays: protocol.PaysFree}},
 				{Name: "claude", Reason: "claude not on PATH"}},
 				Month: "2026-05", SpentUSD: 1.25, ReservedUSD: 2, MonthlyCapUSD: 180, Running: 1, MaxRunning: 4},
 			wantText: "exec ready 1 · free · worktree,isolated\nclaude unavailable: claude not on PATH\n" +

@@ -28,7 +28,7 @@ type startManyItem struct {
 	Engine    string              `json:"engine,omitempty"`
 	Branch    string              `json:"branch,omitempty"`
 	Base      string              `json:"base,omitempty"`
-	Isolation string              `json:"isolation,omitempty"`
+	Isolation protocol.Isolation  `json:"isolation,omitempty"`
 	Notes     []string            `json:"notes,omitempty"`
 	Error     *protocol.ItemError `json:"error,omitempty"`
 }

@@ -16,7 +16,10 @@ import (
 // other endings (failed, timed out, cancelled). Times are from preparing to
 // the end, over the runs that were admitted; percentiles are nearest-rank.
 func ROI(runs []store.Run, since, until time.Time) protocol.ROIResult {
-	type key struct{ engine, kind string }
+	type key struct {
+		engine string
+		kind   protocol.Kind
+	}
 	byKind := map[key][]store.Run{}
 	byEngine := map[string][]store.Run{}
 	for _, r := range runs {
@@ -40,7 +43,7 @@ func ROI(runs []store.Run, since, until time.Time) protocol.ROIResult {
 }
 
 // row sums one group of runs.
-func row(engine, kind string, runs []store.Run) protocol.ROIRow {
+func row(engine string, kind protocol.Kind, runs []store.Run) protocol.ROIRow {
 	r := protocol.ROIRow{Engine: engine, Kind: kind, Jobs: len(runs)}
 	var spent int64
 	var times []time.Duration

@@ -14,7 +14,7 @@ func TestROI(t *testing.T) {
 	since := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	until := since.Add(DefaultWindow)
 	sec := func(n int) time.Duration { return time.Duration(n) * time.Second }
-	ok := func(engine, kind string, verified bool, cost int64, d time.Duration) store.Run {
+	ok := func(engine string, kind protocol.Kind, verified bool, cost int64, d time.Duration) store.Run {
 		return store.Run{Engine: engine, Kind: kind, State: protocol.StateSucceeded, Verified: verified, HadVerify: verified,
 			CostMicros: cost, CostKnown: true, Duration: d}
 	}

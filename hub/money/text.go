@@ -59,7 +59,7 @@ func ROIText(res protocol.ROIResult) string {
 	t := table{right: []bool{false, false, true, true, true, true, true, true, true, true}}
 	t.add("engine", "kind", "jobs", "verified", "unverified", "failed", "spend", "verified/$", "median", "p90")
 	for _, r := range res.Rows {
-		t.add(r.Engine, r.Kind, fmt.Sprint(r.Jobs), fmt.Sprint(r.Verified), fmt.Sprint(r.Unverified), fmt.Sprint(r.Failed),
+		t.add(r.Engine, string(r.Kind), fmt.Sprint(r.Jobs), fmt.Sprint(r.Verified), fmt.Sprint(r.Unverified), fmt.Sprint(r.Failed),
 			dollars(r.SpentUSD), perDollar(r), elapsed(r.MedianMS), elapsed(r.P90MS))
 	}
 	t.write(&b, " ")

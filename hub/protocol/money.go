@@ -18,7 +18,7 @@ type LedgerParams struct {
 type LedgerEntry struct {
 	JobID  string `json:"job_id"`
 	Engine string `json:"engine"`
-	Kind   string `json:"kind"`
+	Kind   Kind   `json:"kind"`
 	State  State  `json:"state"`
 	Month  string `json:"month"`
 	// ReservedUSD is the reservation: what the job asked for, plus OverrunUSD.
@@ -59,7 +59,7 @@ type ROIParams struct {
 // is empty) gave for its spend.
 type ROIRow struct {
 	Engine string `json:"engine"`
-	Kind   string `json:"kind,omitempty"`
+	Kind   Kind   `json:"kind,omitempty"`
 	Jobs   int    `json:"jobs"`
 	// Verified: succeeded, and the caller's verify passed on the result.
 	Verified int `json:"verified"`

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 )
 
@@ -92,22 +93,53 @@ type EnvStep struct {
 	OutputTail string   `json:"output_tail,omitempty"` // a failed command's first error lines and the end of its output, redacted
 }
 
+// Kind is a job's kind: write or read.
+type Kind string
+
 // Kinds of job.
 const (
-	KindWrite = "write" // changes code on a branch hub/<id>
-	KindRead  = "read"  // answers a question about the code; no branch, nothing kept
+	KindWrite Kind = "write" // changes code on a branch hub/<id>
+	KindRead  Kind = "read"  // answers a question about the code; no branch, nothing kept
 )
+
+// Kinds lists every kind of job.
+var Kinds = []Kind{KindWrite, KindRead}
+
+// Isolation is an isolation level: what hub enforces around a job's worker.
+type Isolation string
 
 // Isolation levels, weakest first.
 const (
-	IsolationWorktree  = "worktree"  // own worktree and branch: prevents collisions, not a sandbox
-	IsolationSandbox   = "sandbox"   // the engine's own sandbox
-	IsolationIsolated  = "isolated"  // bubblewrap or Landlock: read-only system, private HOME
-	IsolationUntrusted = "untrusted" // isolated, and no network for the worker's commands
+	IsolationWorktree  Isolation = "worktree"  // own worktree and branch: prevents collisions, not a sandbox
+	IsolationSandbox   Isolation = "sandbox"   // the engine's own sandbox
+	IsolationIsolated  Isolation = "isolated"  // bubblewrap or Landlock: read-only system, private HOME
+	IsolationUntrusted Isolation = "untrusted" // isolated, and no network for the worker's commands
 )
 
 // IsolationLevels lists the levels, weakest first.
-var IsolationLevels = []string{IsolationWorktree, IsolationSandbox, IsolationIsolated, IsolationUntrusted}
+var IsolationLevels = []Isolation{IsolationWorktree, IsolationSandbox, IsolationIsolated, IsolationUntrusted}
+
+// JoinIsolation joins levels with sep, as messages list them.
+func JoinIsolation(levels []Isolation, sep string) string {
+	s := make([]string, len(levels))
+	for i, l := range levels {
+		s[i] = string(l)
+	}
+	return strings.Join(s, sep)
+}
+
+// Pays is how an engine pays for its work.
+type Pays string
+
+// How an engine pays.
+const (
+	PaysFree         Pays = "free"         // spends no money: books none unless the caller sets a budget
+	PaysAPI          Pays = "api"          // spends dollars: each job reserves its budget against the monthly cap
+	PaysSubscription Pays = "subscription" // a plan's quota windows, not dollars per job
+)
+
+// PaysModes lists every way an engine pays.
+var PaysModes = []Pays{PaysFree, PaysAPI, PaysSubscription}
 
 // InitializeParams opens a session.
 type InitializeParams struct {
@@ -140,7 +172,7 @@ type StartParams struct {
 	// Base is the revision the job starts from (default HEAD).
 	Base string `json:"base,omitempty"`
 	// Kind is write (default) or read.
-	Kind string `json:"kind,omitempty"`
+	Kind Kind `json:"kind,omitempty"`
 	// Files are where the worker should look first.
 	Files []string `json:"files,omitempty"`
 	// Engine names the engine (default auto: the router picks one that can take the job; hub route explain says why).
@@ -156,7 +188,7 @@ type StartParams struct {
 	// TimeoutS is the hard run timeout in seconds (default 1800).
 	TimeoutS int `json:"timeout_s,omitempty"`
 	// Isolation is worktree (default), sandbox, isolated or untrusted.
-	Isolation string `json:"isolation,omitempty"`
+	Isolation Isolation `json:"isolation,omitempty"`
 	// Verify is a shell command run on the head commit in a clean checkout.
 	Verify string `json:"verify,omitempty"`
 	// VerifyTimeoutS bounds verify (default 600).
@@ -176,12 +208,12 @@ type StartParams struct {
 
 // StartResult is what start returns at once, before the job is prepared.
 type StartResult struct {
-	ID        string `json:"id"`               // the new job's id
-	State     State  `json:"state"`            // queued, or preparing when a slot was free
-	Engine    string `json:"engine"`           // the engine that runs it
-	Branch    string `json:"branch,omitempty"` // hub/<id>, for a write job
-	Base      string `json:"base,omitempty"`   // the resolved base commit
-	Isolation string `json:"isolation"`        // the isolation level it runs at
+	ID        string    `json:"id"`               // the new job's id
+	State     State     `json:"state"`            // queued, or preparing when a slot was free
+	Engine    string    `json:"engine"`           // the engine that runs it
+	Branch    string    `json:"branch,omitempty"` // hub/<id>, for a write job
+	Base      string    `json:"base,omitempty"`   // the resolved base commit
+	Isolation Isolation `json:"isolation"`        // the isolation level it runs at
 	// Notes say what the caller should know: uncommitted changes not carried,
 	// isolation is not a sandbox, why an engine was picked.
 	Notes []string `json:"notes,omitempty"`
@@ -232,7 +264,7 @@ type Question struct {
 type JobStatus struct {
 	ID        string    `json:"id"`                 // the job id (8 characters); its branch is hub/<id>
 	State     State     `json:"state"`              // where the job is in its lifecycle
-	Kind      string    `json:"kind"`               // write or read
+	Kind      Kind      `json:"kind"`               // write or read
 	Engine    string    `json:"engine"`             // the engine running it (the router's pick when started with auto)
 	Model     string    `json:"model,omitempty"`    // the model, for engines that take one
 	Repo      string    `json:"repo,omitempty"`     // the repository's top
@@ -367,14 +399,14 @@ type ResultResult struct {
 type Evidence struct {
 	ID        string       `json:"id"`                 // the job id
 	Status    State        `json:"status"`             // its state when the evidence was taken
-	Kind      string       `json:"kind"`               // write or read
+	Kind      Kind         `json:"kind"`               // write or read
 	Engine    string       `json:"engine"`             // the engine that ran it
 	Model     string       `json:"model,omitempty"`    // the model that answered, when known
 	Repo      string       `json:"repo,omitempty"`     // the repository's top
 	Base      string       `json:"base,omitempty"`     // the commit it started from
 	Head      string       `json:"head,omitempty"`     // the commit it ended on
 	Branch    string       `json:"branch,omitempty"`   // its branch
-	Isolation string       `json:"isolation"`          // the isolation level it ran at
+	Isolation Isolation    `json:"isolation"`          // the isolation level it ran at
 	Files     []FileChange `json:"files"`              // the files of base..head
 	Commits   []Commit     `json:"commits"`            // the commits of base..head, oldest first
 	Verify    *Verify      `json:"verify,omitempty"`   // the check's outcome on the head commit, when one ran
@@ -574,11 +606,11 @@ type CleanupResult struct {
 
 // EngineCapabilities is what an engine can promise.
 type EngineCapabilities struct {
-	Isolation []string `json:"isolation"` // levels it can enforce
-	ReadOnly  bool     `json:"read_only"` // can run without writing
-	Pays      string   `json:"pays"`      // free | api | subscription
+	Isolation []Isolation `json:"isolation"` // levels it can enforce
+	ReadOnly  bool        `json:"read_only"` // can run without writing
+	Pays      Pays        `json:"pays"`      // free | api | subscription
 	// IsolationWhyNot says, for levels it cannot enforce here, why not and what would change that.
-	IsolationWhyNot map[string]string `json:"isolation_why_not,omitempty"`
+	IsolationWhyNot map[Isolation]string `json:"isolation_why_not,omitempty"`
 }
 
 // EngineInfo is one engine as this machine has it.

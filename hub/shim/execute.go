@@ -292,7 +292,7 @@ func (s *shim) fallBack(ctx context.Context, d *router.Decision, why string) boo
 func (s *shim) didNoWork(ctx context.Context, end ending) string {
 	o := end.outcome
 	if end.state != "" || (o.ExitCode == 0 && o.Signal == "" && o.Err == nil) || o.Tokens != 0 || o.Calls != 0 ||
-		s.eng.Capabilities().Pays == "free" {
+		s.eng.Capabilities().Pays == protocol.PaysFree {
 		return ""
 	}
 	if s.job.Kind == protocol.KindWrite && s.checkout != nil && !s.checkout.Untouched(ctx, s.job.BaseSHA) {

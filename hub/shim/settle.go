@@ -62,7 +62,7 @@ func Settle(ctx context.Context, st *store.Store, reg *engine.Registry, paths co
 		msg += "; its partial work was committed as salvage on " + j.Branch
 	}
 	costKnown := false
-	if e, ok := reg.Get(j.Engine); ok && e.Capabilities().Pays == "free" {
+	if e, ok := reg.Get(j.Engine); ok && e.Capabilities().Pays == protocol.PaysFree {
 		costKnown = true
 	}
 	ev := buildEvidence(ctx, j, head, salvaged, msg, protocol.StateFailed)

@@ -21,10 +21,10 @@ type Job struct {
 	ID        string
 	Seq       int64 // creation order
 	State     protocol.State
-	Kind      string
+	Kind      protocol.Kind
 	Engine    string
 	Model     string
-	Isolation string
+	Isolation protocol.Isolation
 
 	Repo     string // top level of the user's repo ("" for a cwd read job)
 	Cwd      string

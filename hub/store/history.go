@@ -12,11 +12,12 @@ import (
 
 // Run is one ended job as the router and the money views see it.
 type Run struct {
-	ID, Engine, Kind, Model string
-	State                   protocol.State // terminal
-	Verified                bool           // the caller's verify ran on the result and passed
-	HadVerify               bool           // a verify command was given
-	Duration                time.Duration  // preparing → ended (0 if unknown)
+	ID, Engine, Model string
+	Kind              protocol.Kind
+	State             protocol.State // terminal
+	Verified          bool           // the caller's verify ran on the result and passed
+	HadVerify         bool           // a verify command was given
+	Duration          time.Duration  // preparing → ended (0 if unknown)
 	// CostMicros is what the job was charged: its real cost when CostKnown,
 	// else its whole reservation. ReservedMicros is what it asked to reserve
 	// when it was admitted, without any overrun (0 when never admitted).

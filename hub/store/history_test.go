@@ -22,7 +22,7 @@ type history struct {
 func (h history) at(d time.Duration) time.Time { return h.t0.Add(d) }
 
 // create makes a queued job; verify is the command the caller gave.
-func (h history) create(id, engine, kind, verify string, reserve int64, at time.Duration) {
+func (h history) create(id, engine string, kind protocol.Kind, verify string, reserve int64, at time.Duration) {
 	h.t.Helper()
 	spec, err := json.Marshal(protocol.StartParams{Task: "task " + id, Kind: kind, Engine: engine, Verify: verify})
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 type LedgerEntry struct {
 	JobID          string
 	Engine         string
-	Kind           string
+	Kind           protocol.Kind
 	State          protocol.State
 	Month          string // "2026-12", UTC
 	ReservedMicros int64  // what the job asked for, plus OverrunMicros

@@ -42,7 +42,7 @@ func readinessSection(ctx context.Context, e *env) (*section, error) {
 		// One warm-up of each, discarded; then hub and the floor in turn.
 		for i := -1; i < runs; i++ {
 			var startMS, readyMS, floorMS, isoMS float64
-			runJob := func(isolation string) (startMS, readyMS float64, err error) {
+			runJob := func(isolation protocol.Isolation) (startMS, readyMS float64, err error) {
 				t0 := time.Now()
 				id, err := e.startJob(ctx, protocol.StartParams{Task: "bench", Repo: repo, Engine: "exec", Exec: "true", Isolation: isolation})
 				if err != nil {

@@ -61,8 +61,8 @@ func (*Engine) Capabilities() protocol.EngineCapabilities {
 	// plain directory too. Model calls stay in the shim; at isolated and
 	// untrusted only the tools' shell commands run in the sandbox, so
 	// untrusted cuts their network and not the model's.
-	c := protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree}, ReadOnly: true, Pays: "api",
-		IsolationWhyNot: map[string]string{protocol.IsolationSandbox: "the built-in worker has no sandbox of its own; ask for isolated (bubblewrap)"}}
+	c := protocol.EngineCapabilities{Isolation: []protocol.Isolation{protocol.IsolationWorktree}, ReadOnly: true, Pays: protocol.PaysAPI,
+		IsolationWhyNot: map[protocol.Isolation]string{protocol.IsolationSandbox: "the built-in worker has no sandbox of its own; ask for isolated (bubblewrap)"}}
 	engine.AddSandboxLevels(&c)
 	return c
 }

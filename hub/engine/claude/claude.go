@@ -45,7 +45,7 @@ func New(o Options) *Engine { return &Engine{o: o} }
 func (*Engine) Name() string { return Name }
 
 func (*Engine) Capabilities() protocol.EngineCapabilities {
-	c := protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree}, ReadOnly: true, Pays: "api"}
+	c := protocol.EngineCapabilities{Isolation: []protocol.Isolation{protocol.IsolationWorktree}, ReadOnly: true, Pays: protocol.PaysAPI}
 	engine.AddIsolatedLevel(&c, "Claude Code", "")
 	return c
 }

@@ -66,7 +66,7 @@ func (*Engine) Name() string { return Name }
 // Capabilities: Codex's own sandbox (workspace-write) is what isolation
 // sandbox asks for; a read job runs in its read-only sandbox.
 func (*Engine) Capabilities() protocol.EngineCapabilities {
-	c := protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree, protocol.IsolationSandbox}, ReadOnly: true, Pays: "api"}
+	c := protocol.EngineCapabilities{Isolation: []protocol.Isolation{protocol.IsolationWorktree, protocol.IsolationSandbox}, ReadOnly: true, Pays: protocol.PaysAPI}
 	engine.AddIsolatedLevel(&c, "Codex", "")
 	return c
 }

@@ -83,8 +83,8 @@ func TestCapabilities(t *testing.T) {
 	c := New(Options{}).Capabilities()
 	// Its own sandbox, and hub's at isolated where hub's works here; never
 	// untrusted: it calls its model from inside.
-	want := protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree, protocol.IsolationSandbox}, ReadOnly: true, Pays: "api",
-		IsolationWhyNot: map[string]string{}}
+	want := protocol.EngineCapabilities{Isolation: []protocol.Isolation{protocol.IsolationWorktree, protocol.IsolationSandbox}, ReadOnly: true, Pays: protocol.PaysAPI,
+		IsolationWhyNot: map[protocol.Isolation]string{}}
 	if a := sandbox.Probe(); a.OK {
 		want.Isolation = append(want.Isolation, protocol.IsolationIsolated)
 	} else {

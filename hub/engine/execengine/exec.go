@@ -33,8 +33,8 @@ func New() *Engine { return &Engine{} }
 func (*Engine) Name() string { return Name }
 
 func (*Engine) Capabilities() protocol.EngineCapabilities {
-	c := protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree}, ReadOnly: false, Pays: "free",
-		IsolationWhyNot: map[string]string{protocol.IsolationSandbox: "a plain command has no sandbox of its own; ask for isolated (bubblewrap)"}}
+	c := protocol.EngineCapabilities{Isolation: []protocol.Isolation{protocol.IsolationWorktree}, ReadOnly: false, Pays: protocol.PaysFree,
+		IsolationWhyNot: map[protocol.Isolation]string{protocol.IsolationSandbox: "a plain command has no sandbox of its own; ask for isolated (bubblewrap)"}}
 	engine.AddSandboxLevels(&c)
 	return c
 }

@@ -56,7 +56,7 @@ func New(o Options) *Engine { return &Engine{o: o} }
 func (*Engine) Name() string { return Name }
 
 func (*Engine) Capabilities() protocol.EngineCapabilities {
-	c := protocol.EngineCapabilities{Isolation: []string{protocol.IsolationWorktree}, ReadOnly: true, Pays: "api"}
+	c := protocol.EngineCapabilities{Isolation: []protocol.Isolation{protocol.IsolationWorktree}, ReadOnly: true, Pays: protocol.PaysAPI}
 	engine.AddIsolatedLevel(&c, "OpenCode", "OpenCode (a Bun program) aborts without /proc, which Landlock keeps from it")
 	return c
 }

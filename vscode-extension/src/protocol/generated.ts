@@ -312,7 +312,7 @@ export interface JobStatus {
   /** where the job is in its lifecycle */
   state: State;
   /** write or read */
-  kind: string;
+  kind: Kind;
   /** the engine running it (the router's pick when started with auto) */
   engine: string;
   /** the model, for engines that take one */
@@ -353,6 +353,9 @@ export interface JobStatus {
   cursor: number;
 }
 
+/** Kind is a job's kind: write or read. */
+export type Kind = "write" | "read";
+
 /** Question is a worker's pending question (or blocker). */
 export interface Question {
   /** the question id, for job/reply */
@@ -388,7 +391,7 @@ export interface StartParams {
   /** Base is the revision the job starts from (default HEAD). */
   base?: string;
   /** Kind is write (default) or read. */
-  kind?: string;
+  kind?: Kind;
   /** Files are where the worker should look first. */
   files?: string[];
   /** Engine names the engine (default auto: the router picks one that can take the job; hub route explain says why). */
@@ -408,7 +411,7 @@ export interface StartParams {
   /** TimeoutS is the hard run timeout in seconds (default 1800). */
   timeout_s?: number;
   /** Isolation is worktree (default), sandbox, isolated or untrusted. */
-  isolation?: string;
+  isolation?: Isolation;
   /** Verify is a shell command run on the head commit in a clean checkout. */
   verify?: string;
   /** VerifyTimeoutS bounds verify (default 600). */
@@ -427,6 +430,9 @@ export interface StartParams {
   setup_timeout_s?: number;
 }
 
+/** Isolation is an isolation level: what hub enforces around a job's worker. */
+export type Isolation = "worktree" | "sandbox" | "isolated" | "untrusted";
+
 /** StartResult is what start returns at once, before the job is prepared. */
 export interface StartResult {
   /** the new job's id */
@@ -440,7 +446,7 @@ export interface StartResult {
   /** the resolved base commit */
   base?: string;
   /** the isolation level it runs at */
-  isolation: string;
+  isolation: Isolation;
   /** Notes say what the caller should know: uncommitted changes not carried, isolation is not a sandbox, why an engine was picked. */
   notes?: string[];
 }
@@ -529,7 +535,7 @@ export interface Evidence {
   /** its state when the evidence was taken */
   status: State;
   /** write or read */
-  kind: string;
+  kind: Kind;
   /** the engine that ran it */
   engine: string;
   /** the model that answered, when known */
@@ -543,7 +549,7 @@ export interface Evidence {
   /** its branch */
   branch?: string;
   /** the isolation level it ran at */
-  isolation: string;
+  isolation: Isolation;
   /** the files of base..head */
   files: FileChange[];
   /** the commits of base..head, oldest first */
@@ -1000,14 +1006,17 @@ export interface EngineInfo {
 /** EngineCapabilities is what an engine can promise. */
 export interface EngineCapabilities {
   /** levels it can enforce */
-  isolation: string[];
+  isolation: Isolation[];
   /** can run without writing */
   read_only: boolean;
   /** free | api | subscription */
-  pays: string;
+  pays: Pays;
   /** IsolationWhyNot says, for levels it cannot enforce here, why not and what would change that. */
   isolation_why_not?: Record<string, string>;
 }
+
+/** Pays is how an engine pays for its work. */
+export type Pays = "free" | "api" | "subscription";
 
 /** QuotaSignal is one thing hub learned about an engine's remaining quota: a provider's rate-limit window (Claude's five-hour and seven-day limits, Codex's primary and secondary windows) or hub's own monthly cap. */
 export interface QuotaSignal {
@@ -1187,7 +1196,7 @@ export interface LedgerResult {
 export interface LedgerEntry {
   job_id: string;
   engine: string;
-  kind: string;
+  kind: Kind;
   state: State;
   month: string;
   /** ReservedUSD is the reservation: what the job asked for, plus OverrunUSD. */
@@ -1221,7 +1230,7 @@ export interface ROIResult {
 /** ROIRow is what one engine (for one kind of job, or every kind when Kind is empty) gave for its spend. */
 export interface ROIRow {
   engine: string;
-  kind?: string;
+  kind?: Kind;
   jobs: number;
   /** Verified: succeeded, and the caller's verify passed on the result. */
   verified: number;
