@@ -54,11 +54,12 @@ func (s *Server) JobFiles(ctx context.Context, p protocol.FilesParams) (*protoco
 		return nil, err
 	}
 	res := &protocol.FilesResult{ID: j.ID, Base: j.BaseSHA, Files: []protocol.FileChange{}, Commits: []protocol.Commit{}}
-	res.Head = s.head(j, repo)
-	if res.Head == "" || res.Base == "" || res.Head == res.Base {
+	res.Tip = s.head(j, repo)
+	res.OldHead = res.Tip
+	if res.Tip == "" || res.Base == "" || res.Tip == res.Base {
 		return res, nil
 	}
-	if res.Files, res.Commits, err = job.Changes(ctx, repo.Top, j.ID, res.Base, res.Head); err != nil {
+	if res.Files, res.Commits, err = job.Changes(ctx, repo.Top, j.ID, res.Base, res.Tip); err != nil {
 		return nil, internal(err)
 	}
 	red := s.secrets()
@@ -73,8 +74,13 @@ func (s *Server) JobFile(ctx context.Context, p protocol.FileParams) (*protocol.
 	if err != nil {
 		return nil, err
 	}
-	if p.Rev != protocol.RevBase && p.Rev != protocol.RevHead {
-		return nil, invalid("rev", `pass "base" or "head"`, "unknown rev %q", p.Rev)
+	rev := p.Rev
+	switch rev {
+	case protocol.RevBase, protocol.RevTip:
+	case protocol.RevHead:
+		rev = protocol.RevTip // its name before 0.2
+	default:
+		return nil, invalid("rev", `pass "base" or "tip"`, "unknown rev %q", p.Rev)
 	}
 	j, repo, err := s.jobRepo(ctx, p.ID)
 	if err != nil {
@@ -82,7 +88,7 @@ func (s *Server) JobFile(ctx context.Context, p protocol.FileParams) (*protocol.
 	}
 	res := &protocol.FileResult{ID: j.ID, Rev: p.Rev, Path: clean, Encoding: protocol.EncodingUTF8}
 	res.Commit = j.BaseSHA
-	if p.Rev == protocol.RevHead {
+	if rev == protocol.RevTip {
 		if res.Commit = s.head(j, repo); res.Commit == "" {
 			res.Commit = j.BaseSHA // no branch yet: head is where it starts
 		}

@@ -2,7 +2,6 @@ package daemon
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/redact"
 	"github.com/hub-agents/hub/hub/view"
+	"github.com/hub-agents/hub/internal/strictjson"
 )
 
 // now is the daemon's clock (Options.Now), in UTC.
@@ -30,7 +30,7 @@ func (s *Server) JobResult(ctx context.Context, p protocol.ResultParams) (*proto
 	var ev *protocol.Evidence
 	if len(j.Evidence) > 0 {
 		ev = &protocol.Evidence{}
-		if err := json.Unmarshal(j.Evidence, ev); err != nil {
+		if err := strictjson.Decode(j.Evidence, ev); err != nil {
 			return nil, internal(fmt.Errorf("job %s: stored evidence unreadable: %w", j.ID, err))
 		}
 	}
@@ -40,7 +40,8 @@ func (s *Server) JobResult(ctx context.Context, p protocol.ResultParams) (*proto
 	red := s.secrets()
 	redactEvidence(red, ev)
 	res := &protocol.ResultResult{ID: j.ID, State: j.State, Summary: red.String(view.Summary(st, ev))}
-	if p.Evidence {
+	if p.Evidence && ev != nil {
+		ev.OldStatus, ev.Claimed.OldSummary = ev.State, ev.Claimed.Report
 		res.Evidence = ev
 	}
 	if p.Full {
@@ -64,7 +65,7 @@ func redactEvidence(red *redact.Redactor, ev *protocol.Evidence) {
 		return
 	}
 	ev.Error = red.String(ev.Error)
-	ev.Claimed.Summary = red.String(ev.Claimed.Summary)
+	ev.Claimed.Report = red.String(ev.Claimed.Report)
 	for i := range ev.Claimed.Progress {
 		ev.Claimed.Progress[i] = red.String(ev.Claimed.Progress[i])
 	}
@@ -101,8 +102,8 @@ func (s *Server) fullText(id, summary string, ev *protocol.Evidence) string {
 				b.WriteString("- " + n + "\n")
 			}
 		}
-		if ev.Claimed.Summary != "" {
-			b.WriteString("\n## What the worker said at the end\n" + ev.Claimed.Summary + "\n")
+		if ev.Claimed.Report != "" {
+			b.WriteString("\n## What the worker said at the end\n" + ev.Claimed.Report + "\n")
 		}
 		if len(ev.Files) > 0 {
 			b.WriteString("\n## Files\n")

@@ -214,7 +214,7 @@ func TestWorldEndings(t *testing.T) {
 				t.Fatalf("ended %s (category %q): %s; want %s (%q)", st.State, st.Category, st.Error, c.state, c.category)
 			}
 			ev := res.Evidence
-			if ev == nil || ev.Status != c.state || ev.Category != c.category {
+			if ev == nil || ev.State != c.state || ev.Category != c.category {
 				t.Fatalf("evidence %+v", ev)
 			}
 			tm := ev.Timings

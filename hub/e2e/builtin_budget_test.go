@@ -35,8 +35,8 @@ func TestBuiltinBudget(t *testing.T) {
 		t.Fatalf("the model got %d requests (%d turns left); want exactly the 1 that fits", n, left)
 	}
 	const want = 0.10001
-	if !st.CostKnown || math.Abs(st.CostUSD-want) > 1e-9 || st.CostUSD > maxUSD {
-		t.Errorf("charged $%v (known %v); want known $%v within $%v", st.CostUSD, st.CostKnown, want, maxUSD)
+	if !st.Cost.Known || math.Abs(st.Cost.USD-want) > 1e-9 || st.Cost.USD > maxUSD {
+		t.Errorf("charged $%v (known %v); want known $%v within $%v", st.Cost.USD, st.Cost.Known, want, maxUSD)
 	}
 	ev := b.evidence(ctx, r.ID).Evidence
 	if !ev.Cost.Known || ev.Cost.Calls != 1 || math.Abs(ev.Cost.USD-want) > 1e-9 || math.Abs(ev.Cost.ReservedUSD-maxUSD) > 1e-9 {

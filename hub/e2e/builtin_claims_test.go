@@ -42,11 +42,11 @@ func TestBuiltinClaimIsNotEvidence(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &ev); err != nil {
 			t.Fatalf("hub result --evidence printed no evidence JSON (%v):\n%s\n%s", err, out, errOut)
 		}
-		if ev.ID != r.ID || ev.Status != protocol.StateFailed {
-			t.Errorf("evidence of %s is %s", ev.ID, ev.Status)
+		if ev.ID != r.ID || ev.State != protocol.StateFailed {
+			t.Errorf("evidence of %s is %s", ev.ID, ev.State)
 		}
-		if ev.Claimed.Summary != claim {
-			t.Errorf("claimed summary %q, want the worker's words kept as a claim", ev.Claimed.Summary)
+		if ev.Claimed.Report != claim {
+			t.Errorf("claimed summary %q, want the worker's words kept as a claim", ev.Claimed.Report)
 		}
 		if ev.Rubric == nil || ev.Rubric.Verdict != "failed" {
 			t.Fatalf("rubric: %+v", ev.Rubric)
@@ -109,8 +109,8 @@ func TestBuiltinClaimIsNotEvidence(t *testing.T) {
 		if v := rubricCriterion(ev.Rubric, "verify"); v == nil || v.Status != "pass" {
 			t.Errorf("verify criterion: %+v", v)
 		}
-		if ev.Status != protocol.StateFailed || !strings.Contains(ev.Error, "README.md") {
-			t.Errorf("evidence status %s error %q", ev.Status, ev.Error)
+		if ev.State != protocol.StateFailed || !strings.Contains(ev.Error, "README.md") {
+			t.Errorf("evidence status %s error %q", ev.State, ev.Error)
 		}
 		if n := len(b.model.Requests()); n != 3 {
 			t.Errorf("the model got %d requests, want 3", n)

@@ -88,8 +88,8 @@ func testBuiltinHappyPath(t *testing.T, wr wire, priced bool) {
 	if ev.Verify == nil || ev.Verify.ExitCode != 0 || ev.Verify.Commit != ev.Head || ev.Head == ev.Base {
 		t.Errorf("verify %+v on head %s (base %s)", ev.Verify, ev.Head, ev.Base)
 	}
-	if !strings.Contains(ev.Claimed.Summary, "Fixed bug.txt") {
-		t.Errorf("claimed summary: %q", ev.Claimed.Summary)
+	if !strings.Contains(ev.Claimed.Report, "Fixed bug.txt") {
+		t.Errorf("claimed summary: %q", ev.Claimed.Report)
 	}
 	c := ev.Cost
 	if c.Calls != len(reqs) || !slices.Equal(c.Models, []string{modelName}) || c.Tokens != int64(4*(u.Input+u.Output)) {
@@ -97,11 +97,11 @@ func testBuiltinHappyPath(t *testing.T, wr wire, priced bool) {
 	}
 	wantUSD := float64(4*(u.Input+u.Output)) / 1e6 // $1 per million tokens each way
 	if priced {
-		if !c.Known || math.Abs(c.USD-wantUSD) > 1e-9 || !st.CostKnown || math.Abs(st.CostUSD-wantUSD) > 1e-9 {
-			t.Errorf("priced run: evidence cost %+v, status cost %v known %v; want known $%.6f", c, st.CostUSD, st.CostKnown, wantUSD)
+		if !c.Known || math.Abs(c.USD-wantUSD) > 1e-9 || !st.Cost.Known || math.Abs(st.Cost.USD-wantUSD) > 1e-9 {
+			t.Errorf("priced run: evidence cost %+v, status cost %v known %v; want known $%.6f", c, st.Cost.USD, st.Cost.Known, wantUSD)
 		}
-	} else if c.Known || c.USD != c.ReservedUSD || c.ReservedUSD <= 0 || st.CostKnown {
-		t.Errorf("unpriced run: evidence cost %+v, status known %v; want unknown, charged the reservation", c, st.CostKnown)
+	} else if c.Known || c.USD != c.ReservedUSD || c.ReservedUSD <= 0 || st.Cost.Known {
+		t.Errorf("unpriced run: evidence cost %+v, status known %v; want unknown, charged the reservation", c, st.Cost.Known)
 	}
 
 	rb := ev.Rubric

@@ -146,8 +146,8 @@ func TestBuiltinStopDuringModelCall(t *testing.T) {
 			t.Errorf("the branch head is not a salvage commit:\n%s", msg)
 		}
 		ev := b.evidence(ctx, r.ID).Evidence
-		if !ev.Salvaged || ev.Verify != nil || ev.Status != protocol.StateCancelled {
-			t.Errorf("evidence: salvaged %v, verify %+v, status %s", ev.Salvaged, ev.Verify, ev.Status)
+		if !ev.Salvaged || ev.Verify != nil || ev.State != protocol.StateCancelled {
+			t.Errorf("evidence: salvaged %v, verify %+v, status %s", ev.Salvaged, ev.Verify, ev.State)
 		}
 		salvage := false
 		for _, c := range ev.Commits {

@@ -208,7 +208,7 @@ cat .env`
 		if id == r.ID {
 			ev := full.Evidence
 			if ev == nil || ev.Verify == nil || !strings.Contains(ev.Verify.OutputTail, "[REDACTED]") ||
-				!strings.Contains(ev.Claimed.Summary, "[REDACTED]") || len(ev.Claimed.Progress) != 2 {
+				!strings.Contains(ev.Claimed.Report, "[REDACTED]") || len(ev.Claimed.Progress) != 2 {
 				t.Errorf("the evidence should hold the redacted verify output, summary and two notes: %+v", ev)
 			}
 		}

@@ -72,8 +72,8 @@ func TestCLIClaudeWorker(t *testing.T) {
 	if got := hubtest.Git(t, b.repo, "show", "hub/"+r.ID+":bug.txt"); got != "fixed" {
 		t.Errorf("bug.txt on the branch: %q", got)
 	}
-	if !strings.Contains(ev.Claimed.Summary, "Fixed bug.txt") || !ev.Cost.Known {
-		t.Errorf("evidence: summary %q, cost %+v", ev.Claimed.Summary, ev.Cost)
+	if !strings.Contains(ev.Claimed.Report, "Fixed bug.txt") || !ev.Cost.Known {
+		t.Errorf("evidence: summary %q, cost %+v", ev.Claimed.Report, ev.Cost)
 	}
 	log := readFile(t, b.paths.WorkerLog(r.ID))
 	if !strings.Contains(log, "[command] exit 0: echo fixed > bug.txt") {

@@ -120,8 +120,8 @@ func TestCLICodexEditsInItsSandbox(t *testing.T) {
 	default:
 		t.Error("the model never saw the result of its write outside the worktree")
 	}
-	if !strings.Contains(ev.Claimed.Summary, "Fixed bug.txt") {
-		t.Errorf("summary %q", ev.Claimed.Summary)
+	if !strings.Contains(ev.Claimed.Report, "Fixed bug.txt") {
+		t.Errorf("summary %q", ev.Claimed.Report)
 	}
 	// Prices are a dollar a million tokens: the cost in micro-dollars is the token count.
 	if c := ev.Cost; !c.Known || c.Tokens == 0 || int64(c.USD*1e6+0.5) != c.Tokens {
@@ -290,8 +290,8 @@ func TestCLICodexResumesWithSteering(t *testing.T) {
 	if got := hubtest.Git(t, b.repo, "show", "hub/"+r.ID+":bug.txt"); got != "teal" {
 		t.Errorf("bug.txt on the branch: %q", got)
 	}
-	if ev := b.evidence(ctx, r.ID).Evidence; !strings.Contains(ev.Claimed.Summary, "Took the steering") {
-		t.Errorf("summary %q; log:\n%s", ev.Claimed.Summary, log)
+	if ev := b.evidence(ctx, r.ID).Evidence; !strings.Contains(ev.Claimed.Report, "Took the steering") {
+		t.Errorf("summary %q; log:\n%s", ev.Claimed.Report, log)
 	}
 	if !strings.Contains(log, "resuming session") {
 		t.Errorf("no resume in the worker log:\n%s", log)

@@ -101,8 +101,8 @@ func TestCLIOpenCodeEditsAndVerifies(t *testing.T) {
 		t.Errorf("bug.txt on the branch: %q", got)
 	}
 	ev := b.evidence(ctx, r.ID).Evidence
-	if !strings.Contains(ev.Claimed.Summary, "Fixed bug.txt") || !ev.Cost.Known || ev.Cost.Tokens == 0 {
-		t.Errorf("evidence: summary %q, cost %+v", ev.Claimed.Summary, ev.Cost)
+	if !strings.Contains(ev.Claimed.Report, "Fixed bug.txt") || !ev.Cost.Known || ev.Cost.Tokens == 0 {
+		t.Errorf("evidence: summary %q, cost %+v", ev.Claimed.Report, ev.Cost)
 	}
 	if !strings.Contains(log, "[command] exit 0: grep -qx fixed bug.txt") || !strings.Contains(log, "[tool] edit ") {
 		t.Errorf("the worker log lacks what the hub saw:\n%s", log)
@@ -262,7 +262,7 @@ func TestCLIOpenCodeResumesWithSteering(t *testing.T) {
 	if got := hubtest.Git(t, b.repo, "show", "hub/"+r.ID+":bug.txt"); got != "steered" {
 		t.Errorf("bug.txt on the branch: %q", got)
 	}
-	if ev := b.evidence(ctx, r.ID).Evidence; !strings.Contains(ev.Claimed.Summary, "Steered") {
-		t.Errorf("summary %q", ev.Claimed.Summary)
+	if ev := b.evidence(ctx, r.ID).Evidence; !strings.Contains(ev.Claimed.Report, "Steered") {
+		t.Errorf("summary %q", ev.Claimed.Report)
 	}
 }

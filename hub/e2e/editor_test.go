@@ -47,8 +47,8 @@ func TestEditorReads(t *testing.T) {
 
 	fs := hubtest.Call[protocol.FilesResult](t, ctx, c, protocol.MethodJobFiles, protocol.FilesParams{ID: r.ID})
 	tip := hubtest.Git(t, repo, "rev-parse", "hub/"+r.ID)
-	if fs.Head != tip || fs.Base != r.Base || len(fs.Commits) == 0 {
-		t.Fatalf("files: head %s base %s commits %d; want head %s base %s", fs.Head, fs.Base, len(fs.Commits), tip, r.Base)
+	if fs.Tip != tip || fs.Base != r.Base || len(fs.Commits) == 0 {
+		t.Fatalf("files: head %s base %s commits %d; want head %s base %s", fs.Tip, fs.Base, len(fs.Commits), tip, r.Base)
 	}
 	changes := map[string]protocol.FileChange{}
 	for _, f := range fs.Files {
@@ -69,16 +69,16 @@ func TestEditorReads(t *testing.T) {
 	if f := read("base", "bug.txt"); !f.Exists || f.Content != "broken\n" || f.Commit != r.Base || f.Encoding != "utf8" {
 		t.Errorf("base bug.txt: %+v", f)
 	}
-	if f := read("head", "bug.txt"); f.Content != "fixed\n" || f.Commit != tip || f.Size != 6 {
+	if f := read("tip", "bug.txt"); f.Content != "fixed\n" || f.Commit != tip || f.Size != 6 {
 		t.Errorf("head bug.txt: %+v", f)
 	}
-	if f := read("head", "added.txt"); f.Content != "hello\n" {
+	if f := read("tip", "added.txt"); f.Content != "hello\n" {
 		t.Errorf("head added.txt holds %q; the answer should be in it", f.Content)
 	}
 	if f := read("base", "added.txt"); f.Exists || f.Content != "" {
 		t.Errorf("base added.txt should not exist: %+v", f)
 	}
-	if f := read("head", "README.md"); f.Exists {
+	if f := read("tip", "README.md"); f.Exists {
 		t.Errorf("head README.md should not exist: %+v", f)
 	}
 	if f := read("head", "./sub/../blob.bin"); !f.Binary || f.Encoding != "base64" || f.Path != "blob.bin" {
@@ -96,7 +96,7 @@ func TestEditorReads(t *testing.T) {
 		{protocol.FileParams{ID: r.ID, Rev: "head", Path: "../outside"}, protocol.CodeInvalidParams, "path"},
 		{protocol.FileParams{ID: r.ID, Rev: "head", Path: "/etc/passwd"}, protocol.CodeInvalidParams, "path"},
 		{protocol.FileParams{ID: r.ID, Rev: "head", Path: ""}, protocol.CodeInvalidParams, "path"},
-		{protocol.FileParams{ID: r.ID, Rev: "tip", Path: "bug.txt"}, protocol.CodeInvalidParams, "rev"},
+		{protocol.FileParams{ID: r.ID, Rev: "HEAD", Path: "bug.txt"}, protocol.CodeInvalidParams, "rev"},
 		{protocol.FileParams{ID: "nope", Rev: "head", Path: "bug.txt"}, protocol.CodeNotFound, ""},
 	} {
 		err := c.Call(ctx, protocol.MethodJobFile, bad.p, nil)

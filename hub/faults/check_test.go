@@ -154,8 +154,8 @@ func (w *world) checkRecords(ctx context.Context, id string) int {
 		switch {
 		case rr.Evidence == nil:
 			fail("job/result has no evidence")
-		case rr.Evidence.ID != id || rr.Evidence.Status != rr.State:
-			fail("evidence of %s says %s, the record %s", rr.Evidence.ID, rr.Evidence.Status, rr.State)
+		case rr.Evidence.ID != id || rr.Evidence.State != rr.State:
+			fail("evidence of %s says %s, the record %s", rr.Evidence.ID, rr.Evidence.State, rr.State)
 		case rr.Summary == "" || rr.Full == "":
 			fail("job/result has no summary")
 		}

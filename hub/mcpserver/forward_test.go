@@ -40,14 +40,14 @@ var (
 func TestForward(t *testing.T) {
 	isolate(t)
 	succeeded := protocol.JobStatus{ID: "abc12345", State: protocol.StateSucceeded, Kind: "write", Engine: "exec",
-		Branch: "hub/abc12345", Task: "fix it", CostKnown: true, VerifyExit: ptr(0), CreatedAt: t0, EndedAt: &doneAt,
+		Branch: "hub/abc12345", Task: "fix it", Cost: protocol.Cost{Known: true}, VerifyExit: ptr(0), CreatedAt: t0, EndedAt: &doneAt,
 		ElapsedMS: 12_400, Cursor: 9}
 	asking := protocol.JobStatus{ID: "def67890", State: protocol.StateNeedsInput, Kind: "write", Engine: "exec",
-		Task: "colour", CostKnown: true, ElapsedMS: 3000, Cursor: 7,
+		Task: "colour", Cost: protocol.Cost{Known: true}, ElapsedMS: 3000, Cursor: 7,
 		Question: &protocol.Question{ID: "q1", Kind: "question", Text: "which colour?", AskedAt: t0, ExpiresAt: t0.Add(time.Minute), Cursor: 7}}
 	failed := protocol.JobStatus{ID: "0badf00d", State: protocol.StateFailed, Kind: "write", Engine: "claude", Task: "x",
-		CostUSD: 0.412, CostKnown: true, VerifyExit: ptr(1), Error: "verify failed", ElapsedMS: 6*60_000 + 3000, Cursor: 5}
-	ev := &protocol.Evidence{ID: "abc12345", Status: protocol.StateSucceeded, Kind: "write", Engine: "exec",
+		Cost: protocol.Cost{USD: 0.412, Known: true}, VerifyExit: ptr(1), Error: "verify failed", ElapsedMS: 6*60_000 + 3000, Cursor: 5}
+	ev := &protocol.Evidence{ID: "abc12345", State: protocol.StateSucceeded, Kind: "write", Engine: "exec",
 		Base: "1111", Head: "2222", Isolation: "worktree", Files: []protocol.FileChange{{Path: "bug.txt", Change: "modified", Added: 1, Deleted: 1}}}
 
 	tests := []struct {
@@ -172,7 +172,7 @@ func TestForward(t *testing.T) {
 		{
 			name: "stop", tool: "stop", args: map[string]any{"id": "abc12345"},
 			wantMethod: protocol.MethodJobStop, wantParams: protocol.IDParams{ID: "abc12345"},
-			result:   protocol.JobStatus{ID: "abc12345", State: protocol.StateCancelled, Engine: "exec", CostKnown: true, Salvaged: true, ElapsedMS: 2000},
+			result:   protocol.JobStatus{ID: "abc12345", State: protocol.StateCancelled, Engine: "exec", Cost: protocol.Cost{Known: true}, Salvaged: true, ElapsedMS: 2000},
 			wantText: "abc12345 cancelled · exec · 2s · $0.00 · salvaged",
 			out:      func() any { return &protocol.JobStatus{} },
 		},

@@ -77,7 +77,7 @@ func TestWaitProgressThrottled(t *testing.T) {
 	isolate(t)
 	for _, v := range versions {
 		t.Run(v, func(t *testing.T) {
-			final := protocol.WaitResult{Jobs: []protocol.JobStatus{{ID: "abc12345", State: protocol.StateSucceeded, Engine: "exec", CostKnown: true}}, Done: true, Cursor: 30}
+			final := protocol.WaitResult{Jobs: []protocol.JobStatus{{ID: "abc12345", State: protocol.StateSucceeded, Engine: "exec", Cost: protocol.Cost{Known: true}}}, Done: true, Cursor: 30}
 			bw := newBlockingWait(final)
 			s := New(bw.fd, Options{})
 			s.progressMin = 300 * time.Millisecond

@@ -19,7 +19,7 @@ func Ledger(month string, entries []store.LedgerEntry, tot store.MonthTotals, ca
 	}
 	for _, e := range entries {
 		res.Entries = append(res.Entries, protocol.LedgerEntry{
-			JobID: e.JobID, Engine: e.Engine, Kind: e.Kind, State: e.State, Month: e.Month,
+			ID: e.JobID, OldJobID: e.JobID, Engine: e.Engine, Kind: e.Kind, State: e.State, Month: e.Month,
 			ReservedUSD: config.USD(e.ReservedMicros), ChargedUSD: config.USD(e.ChargedMicros),
 			OverrunUSD: config.USD(e.OverrunMicros), Open: !e.Closed, OpenedAt: e.OpenedAt, ClosedAt: e.ClosedAt,
 			CostKnown: e.CostKnown,

@@ -32,12 +32,12 @@ func LedgerText(res protocol.LedgerResult) string {
 					cost = "in full"
 				}
 			}
-			t.add(e.JobID, e.Engine, string(e.State), dollars(e.ReservedUSD), charged, cost, when)
+			t.add(e.ID, e.Engine, string(e.State), dollars(e.ReservedUSD), charged, cost, when)
 		}
 		t.write(&b, "  ")
 		for _, e := range res.Entries {
 			if e.OverrunUSD > 0 {
-				fmt.Fprintf(&b, "%s overran its reservation by %s\n", e.JobID, dollars(e.OverrunUSD))
+				fmt.Fprintf(&b, "%s overran its reservation by %s\n", e.ID, dollars(e.OverrunUSD))
 			}
 		}
 	}

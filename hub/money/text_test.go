@@ -22,11 +22,11 @@ func TestLedgerText(t *testing.T) {
 		{
 			name: "open, closed with its cost, charged in full with an overrun",
 			res: protocol.LedgerResult{Month: "2026-12", Entries: []protocol.LedgerEntry{
-				{JobID: "ab12cd34", Engine: "claude", State: "succeeded", ReservedUSD: 2, ChargedUSD: 0.42,
+				{ID: "ab12cd34", Engine: "claude", State: "succeeded", ReservedUSD: 2, ChargedUSD: 0.42,
 					OpenedAt: t0, ClosedAt: t0.Add(time.Minute), CostKnown: true},
-				{JobID: "ef56gh78", Engine: "codex", State: "failed", ReservedUSD: 2, ChargedUSD: 2, OverrunUSD: 0.5,
+				{ID: "ef56gh78", Engine: "codex", State: "failed", ReservedUSD: 2, ChargedUSD: 2, OverrunUSD: 0.5,
 					OpenedAt: t0, ClosedAt: t0.Add(time.Hour)},
-				{JobID: "jk90mn12", Engine: "opencode", State: "needs_input", ReservedUSD: 20, Open: true,
+				{ID: "jk90mn12", Engine: "opencode", State: "needs_input", ReservedUSD: 20, Open: true,
 					OpenedAt: t0.Add(2 * time.Hour)},
 			}, SpentUSD: 2.42, ReservedUSD: 20, MonthlyCapUSD: 100, LeftUSD: 77.58},
 			want: `

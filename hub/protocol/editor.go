@@ -15,8 +15,11 @@ type FilesResult struct {
 	ID string `json:"id"` // the job id
 	// Base is the commit the job started from.
 	Base string `json:"base"`
-	// Head is the branch tip now; empty for a read job or before the branch exists.
-	Head    string       `json:"head"`
+	// Tip is the branch's tip now (a job's head is the commit hub recorded
+	// at its end); empty for a read job or before the branch exists.
+	Tip string `json:"tip"`
+	// OldHead is tip under its name before 0.2, still sent for this release; read tip.
+	OldHead string       `json:"head,omitempty"`
 	Files   []FileChange `json:"files"`   // the files of base..head, sorted by path
 	Commits []Commit     `json:"commits"` // the commits of base..head, oldest first
 }
@@ -24,7 +27,9 @@ type FilesResult struct {
 // Revisions job/file reads from.
 const (
 	RevBase = "base" // the commit the job started from
-	RevHead = "head" // the tip of the job's branch now
+	RevTip  = "tip"  // the tip of the job's branch now
+	// RevHead is tip under its name before 0.2, still taken for this release.
+	RevHead = "head"
 )
 
 // FileParams asks for one file's content at a job's base or head.

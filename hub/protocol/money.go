@@ -16,11 +16,13 @@ type LedgerParams struct {
 // LedgerEntry is one job's reservation: booked when the job was admitted,
 // closed once when it ended with what it cost.
 type LedgerEntry struct {
-	JobID  string `json:"job_id"`
-	Engine string `json:"engine"`
-	Kind   Kind   `json:"kind"`
-	State  State  `json:"state"`
-	Month  string `json:"month"`
+	ID string `json:"id"` // the job's id
+	// OldJobID is id under its name before 0.2, still sent for this release; read id.
+	OldJobID string `json:"job_id,omitempty"`
+	Engine   string `json:"engine"`
+	Kind     Kind   `json:"kind"`
+	State    State  `json:"state"`
+	Month    string `json:"month"`
 	// ReservedUSD is the reservation: what the job asked for, plus OverrunUSD.
 	ReservedUSD float64 `json:"reserved_usd"`
 	// ChargedUSD is what the closed reservation was charged (0 while open).

@@ -262,20 +262,26 @@ type Question struct {
 
 // JobStatus is the short view of a job.
 type JobStatus struct {
-	ID        string    `json:"id"`                 // the job id (8 characters); its branch is hub/<id>
-	State     State     `json:"state"`              // where the job is in its lifecycle
-	Kind      Kind      `json:"kind"`               // write or read
-	Engine    string    `json:"engine"`             // the engine running it (the router's pick when started with auto)
-	Model     string    `json:"model,omitempty"`    // the model, for engines that take one
-	Repo      string    `json:"repo,omitempty"`     // the repository's top
-	Branch    string    `json:"branch,omitempty"`   // hub/<id>, for a write job
-	Base      string    `json:"base,omitempty"`     // the commit the job started from
-	Head      string    `json:"head,omitempty"`     // the last commit hub recorded for the job (the branch tip at the end)
-	Task      string    `json:"task"`               // first line, shortened
-	Progress  string    `json:"progress,omitempty"` // the worker's latest progress note
-	Question  *Question `json:"question,omitempty"` // the oldest pending question, while the state is needs_input
-	CostUSD   float64   `json:"cost_usd"`           // spent so far (the final cost once ended)
-	CostKnown bool      `json:"cost_known"`         // false when an engine could not price a call; the whole reservation is then charged
+	ID       string    `json:"id"`                 // the job id (8 characters); its branch is hub/<id>
+	State    State     `json:"state"`              // where the job is in its lifecycle
+	Kind     Kind      `json:"kind"`               // write or read
+	Engine   string    `json:"engine"`             // the engine running it (the router's pick when started with auto)
+	Model    string    `json:"model,omitempty"`    // the model, for engines that take one
+	Repo     string    `json:"repo,omitempty"`     // the repository's top
+	Branch   string    `json:"branch,omitempty"`   // hub/<id>, for a write job
+	Base     string    `json:"base,omitempty"`     // the commit the job started from
+	Head     string    `json:"head,omitempty"`     // the last commit hub recorded for the job (the branch tip at the end)
+	Task     string    `json:"task"`               // first line, shortened
+	Progress string    `json:"progress,omitempty"` // the worker's latest progress note
+	Question *Question `json:"question,omitempty"` // the oldest pending question, while the state is needs_input
+	// Cost is what it spent so far (the final cost once ended), the shape
+	// the evidence has; known is false when an engine could not price a
+	// call, and the whole reservation is then charged.
+	Cost Cost `json:"cost"`
+	// OldCostUSD and OldCostKnown are cost.usd and cost.known under their
+	// names before 0.2, still sent for this release; read cost.
+	OldCostUSD   float64 `json:"cost_usd"`
+	OldCostKnown bool    `json:"cost_known"`
 	// VerifyExit is verify's exit code, once it ran.
 	VerifyExit *int       `json:"verify_exit,omitempty"`
 	Salvaged   bool       `json:"salvaged,omitempty"` // hub committed what the worker left after an unclean end
@@ -397,8 +403,10 @@ type ResultResult struct {
 
 // Evidence is what hub observed of a job, kept apart from what the worker claimed.
 type Evidence struct {
-	ID        string       `json:"id"`                 // the job id
-	Status    State        `json:"status"`             // its state when the evidence was taken
+	ID    string `json:"id"`    // the job id
+	State State  `json:"state"` // its state when the evidence was taken
+	// OldStatus is state under its name before 0.2, still sent for this release; read state.
+	OldStatus State        `json:"status,omitempty"`
 	Kind      Kind         `json:"kind"`               // write or read
 	Engine    string       `json:"engine"`             // the engine that ran it
 	Model     string       `json:"model,omitempty"`    // the model that answered, when known
@@ -527,8 +535,10 @@ type ObservedCommand struct {
 
 // Claimed is what the worker said, unverified.
 type Claimed struct {
-	Summary  string   `json:"summary,omitempty"`  // the worker's final words (redacted)
+	Report   string   `json:"report,omitempty"`   // the worker's final report, in its words (redacted)
 	Progress []string `json:"progress,omitempty"` // its progress notes, in order
+	// OldSummary is report under its name before 0.2, still sent for this release; read report.
+	OldSummary string `json:"summary,omitempty"`
 }
 
 // Cost of the job. Known is false when the engine could not report it; the

@@ -747,7 +747,7 @@ func (s *shim) watchStop(ctx context.Context) (<-chan string, context.CancelFunc
 func (s *shim) finish(ctx context.Context, end ending, head string, salvaged bool, verify *protocol.Verify) {
 	j := s.job
 	s.claimedMu.Lock()
-	claimed := protocol.Claimed{Summary: s.red.String(end.outcome.Summary), Progress: append([]string(nil), s.claimed...)}
+	claimed := protocol.Claimed{Report: s.red.String(end.outcome.Summary), Progress: append([]string(nil), s.claimed...)}
 	s.claimedMu.Unlock()
 	o := end.outcome
 	// Nothing is stored unredacted: the error may quote the worker, commit
@@ -768,7 +768,7 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 		if s.hasDefinition() && end.state == protocol.StateSucceeded && (graded.Verdict == rubric.VerdictFailed || hubFailed(graded)) {
 			// What the hub observed outranks what the worker claimed.
 			end.state, end.err, end.category = protocol.StateFailed, graded.Line(), protocol.CategoryRubric
-			ev.Status, ev.Error = end.state, end.err
+			ev.State, ev.Error = end.state, end.err
 		}
 	}
 	end.category = protocol.CategoryOf(end.state, end.category)
@@ -798,7 +798,7 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 		removeCheckout(context.WithoutCancel(ctx), s.o.Paths, s.checkout)
 	}
 	_, err := s.st.Finish(context.WithoutCancel(ctx), j.ID, store.Ending{
-		State: end.state, HeadSHA: head, Salvaged: salvaged, Error: end.err, Category: end.category, Summary: claimed.Summary,
+		State: end.state, HeadSHA: head, Salvaged: salvaged, Error: end.err, Category: end.category, Summary: claimed.Report,
 		CostMicros: o.CostMicros, CostKnown: o.CostKnown, Tokens: o.Tokens, Evidence: ev, Text: end.err,
 	}, time.Now().UTC())
 	if err != nil {
@@ -824,7 +824,7 @@ func removeCheckout(ctx context.Context, p config.Paths, c *gitx.Checkout) {
 func buildEvidence(ctx context.Context, j *store.Job, head string, salvaged bool, errMsg string, state protocol.State) *protocol.Evidence {
 	var spec protocol.StartParams
 	_ = json.Unmarshal(j.Spec, &spec)
-	ev := &protocol.Evidence{ID: j.ID, Status: state, Kind: j.Kind, Engine: j.Engine, Model: j.Model, Repo: j.Repo,
+	ev := &protocol.Evidence{ID: j.ID, State: state, Kind: j.Kind, Engine: j.Engine, Model: j.Model, Repo: j.Repo,
 		Base: j.BaseSHA, Head: head, Branch: j.Branch, Isolation: j.Isolation, Files: []protocol.FileChange{},
 		Commits: []protocol.Commit{}, Salvaged: salvaged, Error: errMsg, Notes: j.Notes}
 	ev.Observed.Commands = []protocol.ObservedCommand{}

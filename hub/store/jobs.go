@@ -439,7 +439,7 @@ func (s *Store) Finish(ctx context.Context, id string, e Ending, now time.Time) 
 		j.CostMicros, j.CostKnown, j.Tokens = cost, e.CostKnown, e.Tokens
 		if e.Evidence != nil {
 			ev := *e.Evidence
-			ev.Status = e.State
+			ev.State = e.State
 			if ev.Timings, err = phaseTimings(ctx, tx, id, now, ev.Timings.SetupMS); err != nil {
 				return err
 			}

@@ -369,8 +369,8 @@ func TestFinishTimings(t *testing.T) {
 	if diff := cmp.Diff(want, ev.Timings); diff != "" {
 		t.Errorf("timings (-want +got):\n%s", diff)
 	}
-	if ev.Status != protocol.StateSucceeded {
-		t.Errorf("evidence status %q", ev.Status)
+	if ev.State != protocol.StateSucceeded {
+		t.Errorf("evidence status %q", ev.State)
 	}
 }
 
@@ -434,7 +434,7 @@ func TestFinish(t *testing.T) {
 				// Finish stamps the state and the phases (one second
 				// each on this clock: queued, preparing, running).
 				ev := *e.Evidence
-				ev.Status = e.State
+				ev.State = e.State
 				ev.Timings = protocol.Timings{QueuedMS: 1000, PreparingMS: 1000, SetupMS: 7, RunningMS: 1000, TotalMS: 3000}
 				e.Evidence = &ev
 			}

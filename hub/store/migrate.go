@@ -135,6 +135,16 @@ CREATE TABLE quota (
 	`
 ALTER TABLE jobs ADD COLUMN category TEXT NOT NULL DEFAULT '';
 `,
+	// 4: the evidence speaks the protocol's one name per concept (0.2): a
+	// job's state is "state" (was "status"), the worker's final words are
+	// claimed.report (was claimed.summary). Stored evidence is decoded
+	// strictly, so a blob under the old names would be refused, not zeroed.
+	`
+UPDATE jobs SET evidence = json_remove(json_set(evidence, '$.state', json_extract(evidence, '$.status')), '$.status')
+	WHERE evidence IS NOT NULL AND json_valid(evidence) AND json_type(evidence, '$.status') IS NOT NULL;
+UPDATE jobs SET evidence = json_remove(json_set(evidence, '$.claimed.report', json_extract(evidence, '$.claimed.summary')), '$.claimed.summary')
+	WHERE evidence IS NOT NULL AND json_valid(evidence) AND json_type(evidence, '$.claimed.summary') IS NOT NULL;
+`,
 }
 
 // migrate brings the schema up to date, one immediate transaction per

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -360,5 +361,62 @@ func TestStoreErrorsWrapSentinels(t *testing.T) {
 	}
 	if diff := cmp.Diff("wrong", wrongState("wrong").Error()); diff != "" {
 		t.Error(diff)
+	}
+}
+
+// TestMigrationOneName: evidence stored before 0.2 (state as "status",
+// the worker's words as claimed.summary) reads under the new names after
+// the migration; evidence already new, and a job with none, are untouched.
+func TestMigrationOneName(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(testHome(t), "hub.db")
+	c := newClock()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"old", "new", "none"} {
+		newJob(t, s, c, id, 0)
+	}
+	blobs := map[string]string{
+		"old": `{"id":"old","status":"failed","claimed":{"summary":"did half","progress":["a"]},"files":[]}`,
+		"new": `{"id":"new","state":"succeeded","claimed":{"report":"done"},"files":[]}`,
+	}
+	for id, b := range blobs {
+		if _, err := s.db.Exec(`UPDATE jobs SET evidence = ? WHERE id = ?`, b, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Back to the schema before the migration, as a 0.1 hub left it.
+	if _, err := s.db.Exec(`DELETE FROM schema_migrations WHERE version > 3`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	want := map[string]string{
+		"old": `{"claimed":{"progress":["a"],"report":"did half"},"files":[],"id":"old","state":"failed"}`,
+		"new": `{"claimed":{"report":"done"},"files":[],"id":"new","state":"succeeded"}`,
+	}
+	for id, w := range want {
+		j, err := s.Job(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got, exp any
+		if err := json.Unmarshal(j.Evidence, &got); err != nil {
+			t.Fatal(err)
+		}
+		_ = json.Unmarshal([]byte(w), &exp)
+		if diff := cmp.Diff(exp, got); diff != "" {
+			t.Errorf("%s's evidence after the migration (-want +got):\n%s", id, diff)
+		}
+	}
+	if j, _ := s.Job(ctx, "none"); len(j.Evidence) != 0 {
+		t.Errorf("a job with no evidence got %s", j.Evidence)
 	}
 }

@@ -25,9 +25,10 @@ func Status(j *store.Job, pending *store.Question, now time.Time) protocol.JobSt
 		ID: j.ID, State: j.State, Kind: j.Kind, Engine: j.Engine, Model: j.Model,
 		Repo: j.Repo, Branch: j.Branch, Base: j.BaseSHA, Head: j.HeadSHA,
 		Task: FirstLine(j.Task, 100), Progress: j.Progress,
-		CostUSD: config.USD(j.CostMicros), CostKnown: j.CostKnown,
+		Cost:     protocol.Cost{USD: config.USD(j.CostMicros), Known: j.CostKnown, ReservedUSD: config.USD(j.MaxMicros), Tokens: j.Tokens},
 		Salvaged: j.Salvaged, Error: j.Error, Category: j.Category, CreatedAt: j.CreatedAt, Cursor: j.Cursor,
 	}
+	st.OldCostUSD, st.OldCostKnown = st.Cost.USD, st.Cost.Known
 	if pending != nil && j.State == protocol.StateNeedsInput {
 		st.Question = QuestionView(pending)
 	}
@@ -72,7 +73,7 @@ func FirstLine(s string, n int) string {
 // while it runs its latest progress note.
 func Line(st protocol.JobStatus) string {
 	parts := []string{st.ID + " " + string(st.State), st.Engine, Duration(time.Duration(st.ElapsedMS) * time.Millisecond),
-		Cost(st.CostUSD, st.CostKnown)}
+		Cost(st.Cost.USD, st.Cost.Known)}
 	switch {
 	case st.VerifyExit != nil && *st.VerifyExit == 0:
 		parts = append(parts, "verified")
@@ -144,8 +145,8 @@ func Summary(st protocol.JobStatus, ev *protocol.Evidence) string {
 		}
 		return strings.Join(b, "\n")
 	}
-	if ev.Claimed.Summary != "" {
-		lines := strings.Split(ev.Claimed.Summary, "\n")
+	if ev.Claimed.Report != "" {
+		lines := strings.Split(ev.Claimed.Report, "\n")
 		if len(lines) > 3 {
 			lines = lines[len(lines)-3:]
 		}

@@ -16,7 +16,7 @@ func TestSummaryAtMostTenLines(t *testing.T) {
 		Error: "verify failed: `go test` exited 1"}
 	ev := &protocol.Evidence{Kind: protocol.KindWrite, Branch: "hub/abcdefgh", Base: strings.Repeat("a", 40), Head: strings.Repeat("b", 40),
 		Files: files, Commits: make([]protocol.Commit, 3), Salvaged: true, Error: st.Error,
-		Claimed:  protocol.Claimed{Summary: "one\ntwo\nthree\nfour\nfive"},
+		Claimed:  protocol.Claimed{Report: "one\ntwo\nthree\nfour\nfive"},
 		Verify:   &protocol.Verify{Command: "go test ./...", ExitCode: 1, OutputTail: "--- FAIL: TestX\nFAIL", Commit: strings.Repeat("b", 40)},
 		Observed: protocol.Observed{UserCheckoutDirty: true}}
 	got := Summary(st, ev)
@@ -38,13 +38,13 @@ func TestLine(t *testing.T) {
 		st   protocol.JobStatus
 		want string
 	}{
-		{protocol.JobStatus{ID: "a", State: protocol.StateSucceeded, Engine: "exec", ElapsedMS: 850, CostKnown: true, VerifyExit: &zero}, "a succeeded · exec · 850ms · $0.00 · verified"},
-		{protocol.JobStatus{ID: "a", State: protocol.StateFailed, Engine: "exec", ElapsedMS: 12000, VerifyExit: &one, Error: "verify failed", CostKnown: true, CostUSD: 0.126},
+		{protocol.JobStatus{ID: "a", State: protocol.StateSucceeded, Engine: "exec", ElapsedMS: 850, Cost: protocol.Cost{Known: true}, VerifyExit: &zero}, "a succeeded · exec · 850ms · $0.00 · verified"},
+		{protocol.JobStatus{ID: "a", State: protocol.StateFailed, Engine: "exec", ElapsedMS: 12000, VerifyExit: &one, Error: "verify failed", Cost: protocol.Cost{USD: 0.126, Known: true}},
 			"a failed · exec · 12s · $0.13 · verify failed (exit 1) · verify failed"},
 		{protocol.JobStatus{ID: "a", State: protocol.StateNeedsInput, Engine: "exec", ElapsedMS: 3 * 3600 * 1000,
 			Question: &protocol.Question{Text: "which one?\nmore"}}, "a needs_input · exec · 3h00m · $? · asks: which one? more"},
-		{protocol.JobStatus{ID: "a", State: protocol.StateRunning, Engine: "exec", Progress: "step 2", CostKnown: true}, "a running · exec · 0ms · $0.00 · step 2"},
-		{protocol.JobStatus{ID: "a", State: protocol.StateSucceeded, Engine: "exec", Progress: "step 2", CostKnown: true, Salvaged: true}, "a succeeded · exec · 0ms · $0.00 · salvaged"},
+		{protocol.JobStatus{ID: "a", State: protocol.StateRunning, Engine: "exec", Progress: "step 2", Cost: protocol.Cost{Known: true}}, "a running · exec · 0ms · $0.00 · step 2"},
+		{protocol.JobStatus{ID: "a", State: protocol.StateSucceeded, Engine: "exec", Progress: "step 2", Cost: protocol.Cost{Known: true}, Salvaged: true}, "a succeeded · exec · 0ms · $0.00 · salvaged"},
 	} {
 		if got := Line(tc.st); got != tc.want {
 			t.Errorf("Line = %q, want %q", got, tc.want)

@@ -23,8 +23,8 @@ export function usd(v: number): string {
 }
 
 /** cost is a job's cost, "$?" when the engine could not report it. */
-export function cost(j: Pick<JobStatus, "cost_usd" | "cost_known">): string {
-  return j.cost_known ? usd(j.cost_usd) : "$?";
+export function cost(j: Pick<JobStatus, "cost">): string {
+  return j.cost.known ? usd(j.cost.usd) : "$?";
 }
 
 /** taskLabel is the first line of the task, at most 60 characters. */

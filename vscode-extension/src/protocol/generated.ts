@@ -174,6 +174,8 @@ export const Revisions = {
   /** the commit the job started from */
   Base: "base",
   /** the tip of the job's branch now */
+  Tip: "tip",
+  /** RevHead is tip under its name before 0.2, still taken for this release. */
   Head: "head",
 } as const;
 
@@ -331,9 +333,10 @@ export interface JobStatus {
   progress?: string;
   /** the oldest pending question, while the state is needs_input */
   question?: Question;
-  /** spent so far (the final cost once ended) */
+  /** Cost is what it spent so far (the final cost once ended), the shape the evidence has; known is false when an engine could not price a call, and the whole reservation is then charged. */
+  cost: Cost;
+  /** OldCostUSD and OldCostKnown are cost.usd and cost.known under their names before 0.2, still sent for this release; read cost. */
   cost_usd: number;
-  /** false when an engine could not price a call; the whole reservation is then charged */
   cost_known: boolean;
   /** VerifyExit is verify's exit code, once it ran. */
   verify_exit?: number;
@@ -372,6 +375,21 @@ export interface Question {
   expires_at: string;
   /** the cursor of its journal event */
   cursor: number;
+}
+
+/** Cost of the job. Known is false when the engine could not report it; the whole reservation is then charged. */
+export interface Cost {
+  /** the charge: the real cost, or the whole reservation when unknown */
+  usd: number;
+  /** false when an engine could not price a call */
+  known: boolean;
+  /** what was reserved before work */
+  reserved_usd: number;
+  /** tokens used, input and output */
+  tokens: number;
+  /** Calls counts model calls; Models lists the models that answered (fallbacks included). */
+  calls?: number;
+  models?: string[];
 }
 
 /** IDParams names one job. */
@@ -533,7 +551,9 @@ export interface Evidence {
   /** the job id */
   id: string;
   /** its state when the evidence was taken */
-  status: State;
+  state: State;
+  /** OldStatus is state under its name before 0.2, still sent for this release; read state. */
+  status?: State;
   /** write or read */
   kind: Kind;
   /** the engine that ran it */
@@ -681,25 +701,12 @@ export interface LeftoverProcess {
 
 /** Claimed is what the worker said, unverified. */
 export interface Claimed {
-  /** the worker's final words (redacted) */
-  summary?: string;
+  /** the worker's final report, in its words (redacted) */
+  report?: string;
   /** its progress notes, in order */
   progress?: string[];
-}
-
-/** Cost of the job. Known is false when the engine could not report it; the whole reservation is then charged. */
-export interface Cost {
-  /** the charge: the real cost, or the whole reservation when unknown */
-  usd: number;
-  /** false when an engine could not price a call */
-  known: boolean;
-  /** what was reserved before work */
-  reserved_usd: number;
-  /** tokens used, input and output */
-  tokens: number;
-  /** Calls counts model calls; Models lists the models that answered (fallbacks included). */
-  calls?: number;
-  models?: string[];
+  /** OldSummary is report under its name before 0.2, still sent for this release; read report. */
+  summary?: string;
 }
 
 /** Timings in milliseconds spent in each phase. */
@@ -824,8 +831,10 @@ export interface FilesResult {
   id: string;
   /** Base is the commit the job started from. */
   base: string;
-  /** Head is the branch tip now; empty for a read job or before the branch exists. */
-  head: string;
+  /** Tip is the branch's tip now (a job's head is the commit hub recorded at its end); empty for a read job or before the branch exists. */
+  tip: string;
+  /** OldHead is tip under its name before 0.2, still sent for this release; read tip. */
+  head?: string;
   /** the files of base..head, sorted by path */
   files: FileChange[];
   /** the commits of base..head, oldest first */
@@ -1194,7 +1203,10 @@ export interface LedgerResult {
 
 /** LedgerEntry is one job's reservation: booked when the job was admitted, closed once when it ended with what it cost. */
 export interface LedgerEntry {
-  job_id: string;
+  /** the job's id */
+  id: string;
+  /** OldJobID is id under its name before 0.2, still sent for this release; read id. */
+  job_id?: string;
   engine: string;
   kind: Kind;
   state: State;

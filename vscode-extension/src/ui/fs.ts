@@ -5,7 +5,7 @@
 import * as vscode from "vscode";
 
 import { errorText, isHubError } from "../protocol/errors";
-import { Encodings, ErrorCodes, Methods, type FileResult } from "../protocol/generated";
+import { Encodings, ErrorCodes, Methods, Revisions, type FileResult } from "../protocol/generated";
 import type { Session } from "../model/session";
 import { parseJobFileUri } from "./uris";
 
@@ -92,7 +92,9 @@ export class JobFileSystem implements vscode.FileSystemProvider {
     }
     let file: FileResult;
     try {
-      file = await this.session.request(Methods.JobFile, { id: p.id, rev: p.rev, path: p.path });
+      // The URI's "head" is the branch's tip now: the protocol's "tip".
+      const rev = p.rev === "head" ? Revisions.Tip : Revisions.Base;
+      file = await this.session.request(Methods.JobFile, { id: p.id, rev, path: p.path });
     } catch (err) {
       if (isHubError(err, ErrorCodes.NotFound)) {
         throw vscode.FileSystemError.FileNotFound(uri);

@@ -43,7 +43,7 @@ describe("job files", () => {
     const r = await session.request(Methods.JobFiles, { id });
     const job = session.model.get(id)!;
     assert.equal(r.base, job.base);
-    assert.ok(r.head && r.head !== r.base);
+    assert.ok(r.tip && r.tip !== r.base);
     const byPath = Object.fromEntries(r.files.map((f) => [f.path, f]));
     assert.deepEqual(Object.keys(byPath).sort(), ["README.md", "added.txt", "blob.bin", "keep.txt"]);
     assert.deepEqual([byPath["added.txt"].change, byPath["added.txt"].added, byPath["added.txt"].deleted], ["added", 1, 0]);
@@ -51,13 +51,13 @@ describe("job files", () => {
     assert.deepEqual([byPath["README.md"].change, byPath["README.md"].deleted], ["deleted", 1]);
     assert.equal(byPath["blob.bin"].added, -1, "binary");
     assert.ok(r.commits.length >= 1);
-    assert.equal(r.commits.at(-1)!.sha, r.head);
+    assert.equal(r.commits.at(-1)!.sha, r.tip);
     assert.equal(job.verify_exit, 0);
   });
 
   test("job/file reads base and head; a side where the path is absent is empty, not an error", async () => {
     const base = await session.request(Methods.JobFile, { id, rev: "base", path: "keep.txt" });
-    const head = await session.request(Methods.JobFile, { id, rev: "head", path: "keep.txt" });
+    const head = await session.request(Methods.JobFile, { id, rev: "tip", path: "keep.txt" });
     assert.equal(bytes(base).toString(), "one\ntwo\n");
     assert.equal(bytes(head).toString(), "one\nTWO\nthree\n");
     assert.equal(head.size, 14);
@@ -65,17 +65,17 @@ describe("job files", () => {
 
     const addedBase = await session.request(Methods.JobFile, { id, rev: "base", path: "added.txt" });
     assert.deepEqual([addedBase.exists, addedBase.content], [false, ""]);
-    const deletedHead = await session.request(Methods.JobFile, { id, rev: "head", path: "README.md" });
+    const deletedHead = await session.request(Methods.JobFile, { id, rev: "tip", path: "README.md" });
     assert.deepEqual([deletedHead.exists, deletedHead.content], [false, ""]);
 
-    const blob = await session.request(Methods.JobFile, { id, rev: "head", path: "blob.bin" });
+    const blob = await session.request(Methods.JobFile, { id, rev: "tip", path: "blob.bin" });
     assert.ok(blob.binary);
     assert.equal(blob.encoding, Encodings.Base64);
     assert.deepEqual([...bytes(blob)], [0x61, 0x00, 0x62]);
   });
 
   test("job/file refuses a path outside the repository", async () => {
-    await assert.rejects(session.request(Methods.JobFile, { id, rev: "head", path: "../etc/passwd" }), (err: unknown) => {
+    await assert.rejects(session.request(Methods.JobFile, { id, rev: "tip", path: "../etc/passwd" }), (err: unknown) => {
       assert.ok(err instanceof HubError);
       assert.equal(err.code, ErrorCodes.InvalidParams);
       return true;

@@ -14,7 +14,7 @@ import { checkProtocol } from "../../src/protocol/version";
 
 function job(id: string, state: JobStatus["state"], extra: Partial<JobStatus> = {}): JobStatus {
   return {
-    id, state, kind: "write", engine: "exec", task: `task ${id}`, cost_usd: 0, cost_known: true,
+    id, state, kind: "write", engine: "exec", task: `task ${id}`, cost: { usd: 0, known: true, reserved_usd: 0, tokens: 0 }, cost_usd: 0, cost_known: true,
     created_at: "2026-01-01T00:00:00Z", elapsed_ms: 0, cursor: 1, ...extra,
   };
 }
@@ -60,14 +60,14 @@ describe("format", () => {
     assert.equal(fmt.elapsed(12_400), "12s");
     assert.equal(fmt.elapsed(184_000), "3m 04s");
     assert.equal(fmt.elapsed(3_720_000), "1h 02m");
-    assert.equal(fmt.cost({ cost_usd: 0.456, cost_known: true }), "$0.46");
-    assert.equal(fmt.cost({ cost_usd: 0, cost_known: false }), "$?");
+    assert.equal(fmt.cost({ cost: { usd: 0.456, known: true, reserved_usd: 0, tokens: 0 } }), "$0.46");
+    assert.equal(fmt.cost({ cost: { usd: 0, known: false, reserved_usd: 0, tokens: 0 } }), "$?");
     assert.equal(fmt.taskLabel("fix the parser\nand more"), "fix the parser");
     const long = "x".repeat(80);
     assert.equal([...fmt.taskLabel(long)].length, 60);
     assert.ok(fmt.taskLabel(long).endsWith("…"));
     assert.equal(fmt.description(job("a", "running", { elapsed_ms: 12_000, progress: "half  way\nthere" })), "exec · 12s · $0.00 · half way there");
-    assert.equal(fmt.description(job("a", "queued", { cost_known: false })), "exec · 0s · $?");
+    assert.equal(fmt.description(job("a", "queued", { cost: { usd: 0, known: false, reserved_usd: 0, tokens: 0 } })), "exec · 0s · $?");
   });
 
   test("tree and status-bar strings", () => {
