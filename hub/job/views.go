@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
 	"github.com/hub-agents/hub/internal/errline"
@@ -19,7 +18,7 @@ func Status(j *store.Job, pending *store.Question, now time.Time) protocol.JobSt
 		ID: j.ID, State: j.State, Kind: j.Kind, Engine: j.Engine, Model: j.Model,
 		Repo: j.Repo, Branch: j.Branch, Base: j.BaseSHA, Head: j.HeadSHA,
 		Task: FirstLine(j.Task, 100), Progress: j.Progress,
-		CostUSD: config.USD(j.CostMicros), CostKnown: j.CostKnown,
+		CostUSD: j.CostMicros.USD(), CostKnown: j.CostKnown,
 		Salvaged: j.Salvaged, Error: j.Error, Category: j.Category, CreatedAt: j.CreatedAt, Cursor: j.Cursor,
 	}
 	if pending != nil && j.State == protocol.StateNeedsInput {
