@@ -25,6 +25,7 @@ import (
 
 	"github.com/hub-agents/hub/agent/model"
 	"github.com/hub-agents/hub/agent/tool"
+	"github.com/hub-agents/hub/internal/micros"
 	"github.com/hub-agents/hub/rubric"
 )
 
@@ -34,7 +35,7 @@ type Model interface {
 	Generate(ctx context.Context, call model.Call) (*model.Reply, error)
 	// Estimate bounds the cost of a call before it is made; known is false
 	// when the price is unknown.
-	Estimate(call model.Call) (micros int64, known bool)
+	Estimate(call model.Call) (cost micros.Micros, known bool)
 	ContextWindow() int
 	MaxTokens() int
 	Model() string
@@ -63,7 +64,7 @@ type Answer struct {
 
 // Spend is the money and tokens used so far.
 type Spend struct {
-	Micros int64
+	Micros micros.Micros
 	Known  bool // false once any call had no price
 	Tokens int64
 	Calls  int
@@ -98,7 +99,7 @@ type Config struct {
 	// MaxTurns bounds model calls of the main loop (default 50); roles get their own, smaller bound.
 	MaxTurns int
 	// BudgetMicros is the most the run may spend; a call that could cross it is not made.
-	BudgetMicros int64
+	BudgetMicros micros.Micros
 	// Revisions bounds grade → revise rounds (default 2; negative: none).
 	Revisions int
 	// Observe, if set, tells the rubric what the worktree holds now: the
@@ -165,8 +166,8 @@ func (r *runner) note(loop, format string, args ...any) {
 // meter adds up what the calls cost and guards the budget.
 type meter struct {
 	mu      sync.Mutex
-	budget  int64
-	micros  int64
+	budget  micros.Micros
+	spent   micros.Micros
 	known   bool
 	tokens  int64
 	calls   int
@@ -180,7 +181,7 @@ func (m *meter) add(r *model.Reply) Spend {
 	defer m.mu.Unlock()
 	m.calls++
 	m.tokens += int64(r.Usage.Total())
-	m.micros += r.CostMicros
+	m.spent += r.CostMicros
 	if !r.CostKnown {
 		m.known = false
 	}
@@ -192,13 +193,13 @@ func (m *meter) add(r *model.Reply) Spend {
 		m.usedSet[r.Model] = true
 		m.used = append(m.used, r.Model)
 	}
-	return Spend{Micros: m.micros, Known: m.known, Tokens: m.tokens, Calls: m.calls, Model: m.last}
+	return Spend{Micros: m.spent, Known: m.known, Tokens: m.tokens, Calls: m.calls, Model: m.last}
 }
 
 func (m *meter) spend() Spend {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return Spend{Micros: m.micros, Known: m.known, Tokens: m.tokens, Calls: m.calls, Model: m.last}
+	return Spend{Micros: m.spent, Known: m.known, Tokens: m.tokens, Calls: m.calls, Model: m.last}
 }
 
 func (m *meter) models() []string {
@@ -213,20 +214,18 @@ var ErrBudget = errors.New("budget")
 // allow refuses a call whose estimated cost could cross the budget. A call
 // with no known price is allowed: its cost is unknown, and hub charges the
 // whole reservation for it.
-func (m *meter) allow(estimate int64, known bool) error {
+func (m *meter) allow(estimate micros.Micros, known bool) error {
 	if !known {
 		return nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.micros+estimate > m.budget {
+	if m.spent+estimate > m.budget {
 		return fmt.Errorf("%w: $%.4f spent of $%.4f, and the next call could cost up to $%.4f", ErrBudget,
-			usd(m.micros), usd(m.budget), usd(estimate))
+			m.spent.USD(), m.budget.USD(), estimate.USD())
 	}
 	return nil
 }
-
-func usd(micros int64) float64 { return float64(micros) / 1e6 }
 
 // call makes one model call on behalf of a loop: budget check, the call,
 // the meter, the live cost report.

@@ -17,6 +17,7 @@ import (
 	"github.com/hub-agents/hub/agent/model"
 	"github.com/hub-agents/hub/agent/scripted"
 	"github.com/hub-agents/hub/agent/tool"
+	"github.com/hub-agents/hub/internal/micros"
 	"github.com/hub-agents/hub/rubric"
 )
 
@@ -301,7 +302,7 @@ func TestBudgetStopsBeforeTheCrossingCall(t *testing.T) {
 				scripted.Turn{ToolCalls: []scripted.ToolCall{call("list_dir", `{}`)}, Usage: &scripted.Usage{Input: 4000, Output: 500}},
 				final("never reached"))
 			cfg := r.config()
-			first := int64(4500 * 10)
+			first := micros.Micros(4500 * 10)
 			cfg.BudgetMicros = 150_000
 			res := r.run(cfg)
 			if res.Stop != agent.StopBudget || !errors.Is(res.Err, agent.ErrBudget) {
@@ -682,7 +683,7 @@ func TestCostIsReportedAfterEveryCall(t *testing.T) {
 	if res.Stop != agent.StopDone {
 		t.Fatal(res)
 	}
-	want := []int64{2000 + 400, 2000 + 400 + 4000 + 200}
+	want := []micros.Micros{2000 + 400, 2000 + 400 + 4000 + 200}
 	if len(r.mb.spent) != 2 || r.mb.spent[0].Micros != want[0] || r.mb.spent[1].Micros != want[1] || !r.mb.spent[1].Known {
 		t.Errorf("spent %+v, want micros %v", r.mb.spent, want)
 	}

@@ -16,7 +16,7 @@ func (d Decision) Text() string {
 	if r.ReadOnly {
 		kind += " (read-only, no repo)"
 	}
-	fmt.Fprintf(&b, "job: %s · isolation %s · max_usd %s", kind, r.Isolation, usd(r.MaxMicros))
+	fmt.Fprintf(&b, "job: %s · isolation %s · max_usd %s", kind, r.Isolation, r.MaxMicros)
 	if r.Effort != "" {
 		fmt.Fprintf(&b, " · effort %s", r.Effort)
 	}
@@ -78,7 +78,7 @@ func (d Decision) Text() string {
 	}
 	m := d.Money
 	fmt.Fprintf(&b, "\nmoney this month: %s charged + %s reserved of %s; %s left\n",
-		usd(m.ChargedMicros), usd(m.ReservedMicros), usd(m.CapMicros), usd(m.Left()))
+		m.ChargedMicros, m.ReservedMicros, m.CapMicros, m.Left())
 	return b.String()
 }
 

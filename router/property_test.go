@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 var levels = []string{"worktree", "sandbox", "isolated", "untrusted"}
@@ -18,8 +20,8 @@ var levels = []string{"worktree", "sandbox", "isolated", "untrusted"}
 func randomSnapshot(r *rand.Rand) Snapshot {
 	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC).Add(time.Duration(r.IntN(86400)) * time.Second)
 	s := Snapshot{Now: now}
-	capM := int64(r.IntN(200)) * 1e6
-	s.Money = Money{CapMicros: capM, ChargedMicros: r.Int64N(capM + 2e6), ReservedMicros: r.Int64N(20e6)}
+	capM := micros.Micros(r.IntN(200)) * micros.PerUSD
+	s.Money = Money{CapMicros: capM, ChargedMicros: micros.Micros(r.Int64N(int64(capM) + 2e6)), ReservedMicros: micros.Micros(r.Int64N(20e6))}
 	n := 1 + r.IntN(7)
 	for i := range n {
 		e := Engine{Name: fmt.Sprintf("e%d", i), ReadOnly: r.IntN(2) == 0, Installed: r.IntN(5) > 0,
@@ -48,7 +50,7 @@ func randomSnapshot(r *rand.Rand) Snapshot {
 
 func randomRequest(r *rand.Rand, s Snapshot) Request {
 	req := Request{Kind: []string{KindWrite, KindRead}[r.IntN(2)], Isolation: levels[r.IntN(len(levels))],
-		MaxMicros: int64(r.IntN(6)) * 5e5, Effort: []string{"", "low", "medium", "high"}[r.IntN(4)]}
+		MaxMicros: micros.Micros(r.IntN(6)) * 5e5, Effort: []string{"", "low", "medium", "high"}[r.IntN(4)]}
 	req.ReadOnly = req.Kind == KindRead && r.IntN(2) == 0
 	if r.IntN(4) == 0 && len(s.Engines) > 0 {
 		req.Engine = s.Engines[r.IntN(len(s.Engines))].Name

@@ -18,6 +18,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // Job kinds and isolation levels, as hub's protocol spells them.
@@ -41,8 +43,8 @@ type Request struct {
 	// run without writing.
 	ReadOnly bool `json:"read_only,omitempty"`
 	// MaxMicros is the job's budget, reserved before work.
-	MaxMicros int64  `json:"max_micros"`
-	Effort    string `json:"effort,omitempty"` // low, medium, high
+	MaxMicros micros.Micros `json:"max_micros"`
+	Effort    string        `json:"effort,omitempty"` // low, medium, high
 	// Engine is the engine the caller named ("" or "auto" lets the router pick).
 	Engine  string `json:"engine,omitempty"`
 	Profile string `json:"profile,omitempty"`
@@ -83,13 +85,13 @@ type Quota struct {
 // Money is the month's ledger: what was charged, what open reservations
 // hold, and the cap.
 type Money struct {
-	CapMicros      int64 `json:"cap_micros"`
-	ChargedMicros  int64 `json:"charged_micros"`
-	ReservedMicros int64 `json:"reserved_micros"`
+	CapMicros      micros.Micros `json:"cap_micros"`
+	ChargedMicros  micros.Micros `json:"charged_micros"`
+	ReservedMicros micros.Micros `json:"reserved_micros"`
 }
 
 // Left is what a new reservation may take without crossing the cap.
-func (m Money) Left() int64 { return max(0, m.CapMicros-m.ChargedMicros-m.ReservedMicros) }
+func (m Money) Left() micros.Micros { return max(0, m.CapMicros-m.ChargedMicros-m.ReservedMicros) }
 
 // Snapshot is everything the router knows at decision time.
 type Snapshot struct {
@@ -232,7 +234,7 @@ func Decide(req Request, snap Snapshot, w Weights) Decision {
 	d.Chosen = d.Candidates[0].Engine
 	if m := snap.Money; m.ChargedMicros+m.ReservedMicros+req.MaxMicros > m.CapMicros {
 		d.Notes = append(d.Notes, fmt.Sprintf("the month has %s left after open reservations; this job's %s waits in the queue until they close",
-			usd(m.Left()), usd(req.MaxMicros)))
+			m.Left(), req.MaxMicros))
 	}
 	return d
 }
@@ -271,9 +273,9 @@ func reject(req Request, e Engine, snap Snapshot, w Weights) (Rejection, bool) {
 		// books it, with its slot, when the month has room, never beyond.)
 		r.Code = RejectCap
 		r.Reason = fmt.Sprintf("its reservation of %s would cross the monthly cap (%s charged of %s)",
-			usd(req.MaxMicros), usd(snap.Money.ChargedMicros), usd(snap.Money.CapMicros))
+			req.MaxMicros, snap.Money.ChargedMicros, snap.Money.CapMicros)
 		if left := snap.Money.CapMicros - snap.Money.ChargedMicros; left > 0 {
-			r.Fix = fmt.Sprintf("ask for at most %s (max_usd), or raise monthly_cap_usd", usd(left))
+			r.Fix = fmt.Sprintf("ask for at most %s (max_usd), or raise monthly_cap_usd", left)
 		} else {
 			r.Fix = "raise monthly_cap_usd, or wait for next month"
 		}
@@ -281,7 +283,7 @@ func reject(req Request, e Engine, snap Snapshot, w Weights) (Rejection, bool) {
 		st, basis := w.stat(e.Name, req.Kind)
 		r.Code = RejectBudget
 		r.Reason = fmt.Sprintf("expected cost %s per %s job (%s) is over max_usd %s",
-			usdf(overBudget(req, e, w)), req.Kind, basis, usd(req.MaxMicros))
+			usdf(overBudget(req, e, w)), req.Kind, basis, req.MaxMicros)
 		r.Fix = fmt.Sprintf("raise max_usd to at least %s, or pick a cheaper engine", usdf(math.Ceil(st.CostUSD*effortScale(req.Effort)*100)/100))
 	default:
 		if q, ok := exhausted(e.Quota, snap.Now); ok {
@@ -310,7 +312,7 @@ func overBudget(req Request, e Engine, w Weights) float64 {
 	if st.Runs < MinRunsForBudget {
 		return 0
 	}
-	if c := st.CostUSD * effortScale(req.Effort); c > float64(req.MaxMicros)/1e6 {
+	if c := st.CostUSD * effortScale(req.Effort); c > req.MaxMicros.USD() {
 		return c
 	}
 	return 0
@@ -341,7 +343,7 @@ func terms(req Request, e Engine, snap Snapshot, w Weights) Terms {
 	case PaysFree, PaysSubscription:
 		t.Cost = 0
 	default:
-		t.Cost = math.Min(st.CostUSD*scale, float64(req.MaxMicros)/1e6)
+		t.Cost = math.Min(st.CostUSD*scale, req.MaxMicros.USD())
 	}
 	t.Time = t.TimeS / 3600 * w.TimeUSDPerHour
 	if q, ok := busiest(e.Quota, snap.Now); ok {
@@ -494,7 +496,6 @@ func refuseNamed(req Request, d Decision) string {
 	return msg
 }
 
-func usd(micros int64) string { return fmt.Sprintf("$%.2f", float64(micros)/1e6) }
 func usdf(v float64) string {
 	if v < 0 {
 		return fmt.Sprintf("−$%.2f", -v)

@@ -20,6 +20,8 @@ import (
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
 	"github.com/tmc/langchaingo/llms/openai"
+
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // Providers.
@@ -165,7 +167,7 @@ type Reply struct {
 	Usage     Usage
 	// Model is the model that answered (a fallback, when the first failed).
 	Model      string
-	CostMicros int64
+	CostMicros micros.Micros
 	CostKnown  bool
 	StopReason string
 	// Failed lists the models that failed before Model answered, with why.
@@ -330,7 +332,7 @@ func EstimateTokens(call Call) int {
 // Estimate bounds what the next call could cost: its input at the
 // estimated size and a full answer, on the priciest of the client's models.
 // known is false when any of them has no price.
-func (c *Client) Estimate(call Call) (micros int64, known bool) {
+func (c *Client) Estimate(call Call) (cost micros.Micros, known bool) {
 	in := EstimateTokens(call)
 	maxTok := call.MaxTokens
 	if maxTok <= 0 {
@@ -343,7 +345,7 @@ func (c *Client) Estimate(call Call) (micros int64, known bool) {
 			known = false
 			continue
 		}
-		micros = max(micros, p.Cost(Usage{Input: in, Output: maxTok}))
+		cost = max(cost, p.Cost(Usage{Input: in, Output: maxTok}))
 	}
-	return micros, known
+	return cost, known
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hub-agents/hub/agent/model"
 	"github.com/hub-agents/hub/agent/scripted"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 func TestPriceLookup(t *testing.T) {
@@ -25,7 +26,7 @@ func TestPriceLookup(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		ok   bool
-		in   int64
+		in   micros.Micros
 	}{
 		{"gpt-4o", true, 2_500_000},
 		{"GPT-4o", true, 2_500_000},
@@ -49,7 +50,7 @@ func TestCost(t *testing.T) {
 	p := model.Price{InputPerM: 3_000_000, OutputPerM: 15_000_000, CachedInputPerM: 300_000}
 	for _, tc := range []struct {
 		u    model.Usage
-		want int64
+		want micros.Micros
 	}{
 		{model.Usage{}, 0},
 		{model.Usage{Input: 1_000_000}, 3_000_000},

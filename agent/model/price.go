@@ -9,17 +9,19 @@ import (
 	"os"
 	"regexp"
 	"strings"
+
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 //go:embed prices.json
 var embeddedPrices []byte
 
-// Price is what one model costs, in integer micro-dollars per million
-// tokens (so $2.50 per million is 2_500_000).
+// Price is what one model costs per million tokens (so $2.50 per million
+// is 2_500_000 micro-dollars).
 type Price struct {
-	InputPerM       int64
-	OutputPerM      int64
-	CachedInputPerM int64
+	InputPerM       micros.Micros
+	OutputPerM      micros.Micros
+	CachedInputPerM micros.Micros
 	// ContextWindow is the model's context in tokens (0: unknown).
 	ContextWindow int
 }
@@ -39,18 +41,19 @@ func (u Usage) Add(o Usage) Usage {
 // Total is input plus output tokens.
 func (u Usage) Total() int { return u.Input + u.Output }
 
-// Cost of u at p, in micro-dollars, rounded up.
-func (p Price) Cost(u Usage) int64 {
+// Cost of u at p, rounded up to the micro-dollar.
+func (p Price) Cost(u Usage) micros.Micros {
 	cached := min(max(u.CachedInput, 0), max(u.Input, 0))
 	fresh := max(u.Input, 0) - cached
 	return perM(int64(fresh), p.InputPerM) + perM(int64(cached), p.CachedInputPerM) + perM(int64(max(u.Output, 0)), p.OutputPerM)
 }
 
-func perM(tokens, microsPerM int64) int64 {
-	if tokens == 0 || microsPerM == 0 {
+// perM is what tokens cost at perMillion per million tokens, rounded up.
+func perM(tokens int64, perMillion micros.Micros) micros.Micros {
+	if tokens == 0 || perMillion == 0 {
 		return 0
 	}
-	return (tokens*microsPerM + 999_999) / 1_000_000
+	return (micros.Micros(tokens)*perMillion + 999_999) / 1_000_000
 }
 
 // Table maps model names to prices. It is safe for concurrent reads.
@@ -123,13 +126,11 @@ func parsePrices(b []byte) (*Table, error) {
 				return nil, fmt.Errorf("model %q has a price out of range (%g dollars per million tokens)", name, v)
 			}
 		}
-		t.models[strings.ToLower(name)] = Price{InputPerM: dollars(*e.Input), OutputPerM: dollars(*e.Output),
-			CachedInputPerM: dollars(cached), ContextWindow: e.ContextWindow}
+		t.models[strings.ToLower(name)] = Price{InputPerM: micros.FromUSD(*e.Input), OutputPerM: micros.FromUSD(*e.Output),
+			CachedInputPerM: micros.FromUSD(cached), ContextWindow: e.ContextWindow}
 	}
 	return t, nil
 }
-
-func dollars(v float64) int64 { return int64(math.Round(v * 1e6)) }
 
 // versionSuffix matches the dated or aliased tails providers put on model
 // names: gpt-4o-2024-08-06, claude-3-5-sonnet-20241022, claude-3-5-haiku-latest.

@@ -94,6 +94,6 @@ func statusLine(ctx context.Context) (string, error) {
 	if len(parts) == 0 {
 		parts = append(parts, "idle")
 	}
-	parts = append(parts, fmt.Sprintf("$%.2f this month", config.USD(tot.ChargedMicros+tot.ReservedMicros)))
+	parts = append(parts, (tot.ChargedMicros+tot.ReservedMicros).String()+" this month")
 	return "hub: " + strings.Join(parts, " · "), nil
 }

@@ -7,7 +7,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -242,12 +241,6 @@ func Load() (Settings, error) {
 	}
 	return s, nil
 }
-
-// Micros converts dollars to integer micro-dollars, rounding to the nearest.
-func Micros(usd float64) int64 { return int64(math.Round(usd * 1e6)) }
-
-// USD converts micro-dollars to dollars for display.
-func USD(micros int64) float64 { return float64(micros) / 1e6 }
 
 // Seconds turns a setting into a duration.
 func Seconds(n int) time.Duration { return time.Duration(n) * time.Second }

@@ -56,14 +56,6 @@ func TestLoad(t *testing.T) {
 	}
 }
 
-func TestMicros(t *testing.T) {
-	for usd, want := range map[float64]int64{0: 0, 0.3: 300_000, 2: 2_000_000, 0.0000015: 2, 19.999999: 19_999_999} {
-		if got := Micros(usd); got != want {
-			t.Errorf("Micros(%v) = %d, want %d", usd, got, want)
-		}
-	}
-}
-
 func TestEnsure(t *testing.T) {
 	p := Paths{Home: filepath.Join(t.TempDir(), "hub")}
 	if err := os.MkdirAll(p.Home, 0o755); err != nil {

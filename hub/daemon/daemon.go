@@ -26,6 +26,7 @@ import (
 	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/shim"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // ErrRunning means another daemon already serves this HUB_HOME.
@@ -369,7 +370,7 @@ func (s *Server) schedule(ctx context.Context) {
 		s.o.Log.Error().Err(err).Msg("schedule: config")
 		return
 	}
-	lim := store.Limits{MaxRunning: set.MaxRunning, MonthlyCap: config.Micros(set.MonthlyCapUSD)}
+	lim := store.Limits{MaxRunning: set.MaxRunning, MonthlyCap: micros.FromUSD(set.MonthlyCapUSD)}
 	queued, err := s.st.QueuedJobs(ctx)
 	if err != nil {
 		s.o.Log.Error().Err(err).Msg("schedule: queued jobs")

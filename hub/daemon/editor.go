@@ -9,7 +9,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
@@ -217,7 +216,7 @@ func (s *Server) Summary(ctx context.Context, _ protocol.Empty) (*protocol.Summa
 	return &protocol.SummaryResult{
 		Running:    n[protocol.StatePreparing] + n[protocol.StateRunning] + n[protocol.StateVerifying],
 		NeedsInput: n[protocol.StateNeedsInput], Queued: n[protocol.StateQueued],
-		Month: month, SpentUSD: config.USD(tot.ChargedMicros), ReservedUSD: config.USD(tot.ReservedMicros),
+		Month: month, SpentUSD: tot.ChargedMicros.USD(), ReservedUSD: tot.ReservedMicros.USD(),
 		MonthlyCapUSD: set.MonthlyCapUSD,
 	}, nil
 }

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 func (s *Server) JobEvents(ctx context.Context, p protocol.EventsParams) (*protocol.EventsResult, error) {
@@ -91,14 +91,14 @@ func (s *Server) EngineList(ctx context.Context, _ protocol.Empty) (*protocol.En
 	if err != nil {
 		return nil, internal(err)
 	}
-	res := &protocol.EnginesResult{Month: month, SpentUSD: config.USD(tot.ChargedMicros), ReservedUSD: config.USD(tot.ReservedMicros),
+	res := &protocol.EnginesResult{Month: month, SpentUSD: tot.ChargedMicros.USD(), ReservedUSD: tot.ReservedMicros.USD(),
 		MonthlyCapUSD: set.MonthlyCapUSD, Running: running, MaxRunning: set.MaxRunning, Queued: queued}
 	quota, err := s.st.Quotas(ctx)
 	if err != nil {
 		return nil, internal(err)
 	}
 	t := s.now()
-	capM := config.Micros(set.MonthlyCapUSD)
+	capM := micros.FromUSD(set.MonthlyCapUSD)
 	for _, e := range s.o.Engines.All() {
 		a := e.Probe(ctx)
 		info := protocol.EngineInfo{Name: e.Name(), Available: a.Available, Reason: a.Reason,

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 
-	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/money"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // ledger lists a month's reservations (or one job's) with the month's totals.
@@ -48,6 +48,6 @@ func (s *Server) LedgerList(ctx context.Context, p protocol.LedgerParams) (*prot
 	if err != nil {
 		return nil, internal(err)
 	}
-	res := money.Ledger(month, entries, tot, config.Micros(set.MonthlyCapUSD))
+	res := money.Ledger(month, entries, tot, micros.FromUSD(set.MonthlyCapUSD))
 	return &res, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/internal/micros"
 	"github.com/hub-agents/hub/router"
 )
 
@@ -41,7 +42,7 @@ func (s *Server) gatherRouteInputs(ctx context.Context, set config.Settings) (jo
 		return job.RouteInputs{}, err
 	}
 	return job.RouteInputs{
-		Money: router.Money{CapMicros: config.Micros(set.MonthlyCapUSD), ChargedMicros: tot.ChargedMicros, ReservedMicros: tot.ReservedMicros},
+		Money: router.Money{CapMicros: micros.FromUSD(set.MonthlyCapUSD), ChargedMicros: tot.ChargedMicros, ReservedMicros: tot.ReservedMicros},
 		Quota: quota, Weights: w, Now: t,
 	}, nil
 }
@@ -94,7 +95,7 @@ func (s *Server) RouteCalibrate(ctx context.Context, p protocol.RouteCalibratePa
 		}
 		hist = append(hist, router.Run{Engine: r.Engine, Kind: string(r.Kind),
 			Success:  r.State == protocol.StateSucceeded && (!r.HadVerify || r.Verified),
-			Duration: r.Duration, CostUSD: config.USD(r.CostMicros), CostKnown: r.CostKnown})
+			Duration: r.Duration, CostUSD: r.CostMicros.USD(), CostKnown: r.CostKnown})
 	}
 	w, changes := router.Calibrate(hist, old, t)
 	res := &protocol.RouteCalibrateResult{Path: config.RoutingPath(), Runs: len(hist), Mode: w.Mode, Changes: changes}

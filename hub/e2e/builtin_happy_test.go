@@ -11,6 +11,7 @@ import (
 	"github.com/hub-agents/hub/agent/scripted"
 	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // TestBuiltinHappyPath: the builtin worker, on a scripted model over each
@@ -95,7 +96,7 @@ func testBuiltinHappyPath(t *testing.T, wr wire, priced bool) {
 	if c.Calls != len(reqs) || !slices.Equal(c.Models, []string{modelName}) || c.Tokens != int64(4*(u.Input+u.Output)) {
 		t.Errorf("cost %+v; want %d calls, models [%s], %d tokens", c, len(reqs), modelName, 4*(u.Input+u.Output))
 	}
-	wantUSD := float64(4*(u.Input+u.Output)) / 1e6 // $1 per million tokens each way
+	wantUSD := micros.Micros(4 * (u.Input + u.Output)).USD() // $1 per million tokens each way
 	if priced {
 		if !c.Known || math.Abs(c.USD-wantUSD) > 1e-9 || !st.Cost.Known || math.Abs(st.Cost.USD-wantUSD) > 1e-9 {
 			t.Errorf("priced run: evidence cost %+v, status cost %v known %v; want known $%.6f", c, st.Cost.USD, st.Cost.Known, wantUSD)

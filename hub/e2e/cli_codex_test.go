@@ -14,6 +14,7 @@ import (
 	"github.com/hub-agents/hub/agent/scripted"
 	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // Codex's shell tool (unified exec) and hub's question tool, as Codex offers
@@ -124,7 +125,7 @@ func TestCLICodexEditsInItsSandbox(t *testing.T) {
 		t.Errorf("summary %q", ev.Claimed.Report)
 	}
 	// Prices are a dollar a million tokens: the cost in micro-dollars is the token count.
-	if c := ev.Cost; !c.Known || c.Tokens == 0 || int64(c.USD*1e6+0.5) != c.Tokens {
+	if c := ev.Cost; !c.Known || c.Tokens == 0 || micros.FromUSD(c.USD) != micros.Micros(c.Tokens) {
 		t.Errorf("cost %+v, want known and priced from the tokens", c)
 	}
 	seen := false

@@ -14,6 +14,7 @@ import (
 	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // TestEightProcessesUnderCap: eight `hub start` processes at once (racing to
@@ -167,7 +168,7 @@ func TestFreeEngineBooksNoMoney(t *testing.T) {
 		if err != nil {
 			t.Fatalf("job %s: no ledger row: %v", id, err)
 		}
-		want := int64(0)
+		want := micros.Micros(0)
 		if id == budgeted {
 			want = 500_000
 		}

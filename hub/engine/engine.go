@@ -13,6 +13,7 @@ import (
 
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 	"github.com/hub-agents/hub/rubric"
 )
 
@@ -48,8 +49,8 @@ type Mailbox interface {
 	// Note records what the hub saw the worker do, as progress, and leaves
 	// queued steering where it is (for the worker's own next call to take).
 	Note(ctx context.Context, note string)
-	// Spent records the run's cost so far, micros in micro-dollars.
-	Spent(ctx context.Context, micros int64, c protocol.CostEvent)
+	// Spent records the run's cost so far.
+	Spent(ctx context.Context, spent micros.Micros, c protocol.CostEvent)
 }
 
 // Spec is what a run needs.
@@ -63,8 +64,8 @@ type Spec struct {
 	// BaseSHA is the commit the job started from ("" for a read job without a repo).
 	BaseSHA string
 	Params  protocol.StartParams
-	// MaxMicros is the job's reserved budget, in micro-dollars.
-	MaxMicros int64
+	// MaxMicros is the job's reserved budget.
+	MaxMicros micros.Micros
 	// Mailbox reaches the supervisor (engines in the shim use it; others ignore it).
 	Mailbox Mailbox
 	// Scratch is a private folder of the job's, for the engine's own files
@@ -108,7 +109,7 @@ type Outcome struct {
 	Summary string
 	Model   string
 	// Cost of the run; CostKnown false means hub must charge the whole reservation.
-	CostMicros int64
+	CostMicros micros.Micros
 	CostKnown  bool
 	Tokens     int64
 	Calls      int

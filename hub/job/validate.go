@@ -17,6 +17,7 @@ import (
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/sandbox"
+	"github.com/hub-agents/hub/internal/micros"
 	"github.com/hub-agents/hub/router"
 )
 
@@ -60,7 +61,7 @@ type Request struct {
 	Repo      *gitx.Repo           // nil for a cwd read job
 	BaseSHA   string
 	Engine    engine.Engine
-	MaxMicros int64
+	MaxMicros micros.Micros
 	Notes     []string
 	// Decision is the router's: why this engine, and the fallbacks.
 	Decision router.Decision
@@ -207,7 +208,7 @@ func sandboxNote(level protocol.Isolation) string {
 
 // normalize checks and fills in what start and route explain share: kind,
 // isolation, budget and timeouts.
-func normalize(p protocol.StartParams, s config.Settings) (protocol.StartParams, int64, error) {
+func normalize(p protocol.StartParams, s config.Settings) (protocol.StartParams, micros.Micros, error) {
 	switch p.Kind {
 	case "":
 		p.Kind = protocol.KindWrite
@@ -262,7 +263,7 @@ func normalize(p protocol.StartParams, s config.Settings) (protocol.StartParams,
 			*t.v = t.def
 		}
 	}
-	return p, config.Micros(*p.MaxUSD), nil
+	return p, micros.FromUSD(*p.MaxUSD), nil
 }
 
 // Explain is the router's decision for p, made as start would make it,
@@ -304,7 +305,7 @@ type RouteInputs struct {
 // the registry (each engine's capabilities, whether it is available here,
 // its own check of p) and in. hasRepo says the job has a repo (a read job
 // without one runs in a plain directory, so it needs a read-only engine).
-func Route(ctx context.Context, p protocol.StartParams, hasRepo bool, maxMicros int64, reg *engine.Registry, in RouteInputs) router.Decision {
+func Route(ctx context.Context, p protocol.StartParams, hasRepo bool, maxMicros micros.Micros, reg *engine.Registry, in RouteInputs) router.Decision {
 	req := router.Request{Kind: string(p.Kind), Isolation: string(p.Isolation), ReadOnly: p.Kind == protocol.KindRead && !hasRepo,
 		MaxMicros: maxMicros, Effort: p.Effort, Engine: p.Engine, Profile: p.Profile}
 	snap := router.Snapshot{Now: in.Now, Money: in.Money}

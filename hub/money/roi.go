@@ -5,9 +5,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // ROI aggregates the runs that ended in [since, until]: per engine and
@@ -45,7 +45,7 @@ func ROI(runs []store.Run, since, until time.Time) protocol.ROIResult {
 // row sums one group of runs.
 func row(engine string, kind protocol.Kind, runs []store.Run) protocol.ROIRow {
 	r := protocol.ROIRow{Engine: engine, Kind: kind, Jobs: len(runs)}
-	var spent int64
+	var spent micros.Micros
 	var times []time.Duration
 	for _, run := range runs {
 		switch {
@@ -61,11 +61,11 @@ func row(engine string, kind protocol.Kind, runs []store.Run) protocol.ROIRow {
 			times = append(times, run.Duration)
 		}
 	}
-	r.SpentUSD = config.USD(spent)
+	r.SpentUSD = spent.USD()
 	if spent == 0 {
 		r.Free = true
 	} else {
-		r.VerifiedPerUSD = float64(r.Verified) / config.USD(spent)
+		r.VerifiedPerUSD = float64(r.Verified) / spent.USD()
 	}
 	slices.Sort(times)
 	r.MedianMS = percentile(times, 50).Milliseconds()

@@ -8,17 +8,18 @@ import (
 
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 func TestROI(t *testing.T) {
 	since := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	until := since.Add(DefaultWindow)
 	sec := func(n int) time.Duration { return time.Duration(n) * time.Second }
-	ok := func(engine string, kind protocol.Kind, verified bool, cost int64, d time.Duration) store.Run {
+	ok := func(engine string, kind protocol.Kind, verified bool, cost micros.Micros, d time.Duration) store.Run {
 		return store.Run{Engine: engine, Kind: kind, State: protocol.StateSucceeded, Verified: verified, HadVerify: verified,
 			CostMicros: cost, CostKnown: true, Duration: d}
 	}
-	ended := func(engine string, st protocol.State, cost int64, d time.Duration) store.Run {
+	ended := func(engine string, st protocol.State, cost micros.Micros, d time.Duration) store.Run {
 		return store.Run{Engine: engine, Kind: protocol.KindWrite, State: st, CostMicros: cost, Duration: d}
 	}
 	for _, tc := range []struct {

@@ -786,9 +786,9 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 	ev.Cost.Tokens = o.Tokens
 	ev.Cost.Calls, ev.Cost.Models = o.Calls, o.Models
 	if o.CostKnown {
-		ev.Cost.USD = float64(o.CostMicros) / 1e6
+		ev.Cost.USD = o.CostMicros.USD()
 	} else {
-		ev.Cost.USD = float64(j.MaxMicros) / 1e6
+		ev.Cost.USD = j.MaxMicros.USD()
 	}
 	if verify != nil {
 		vraw, _ := json.Marshal(verify)
@@ -833,7 +833,7 @@ func buildEvidence(ctx context.Context, j *store.Job, head string, salvaged bool
 			ev.Observed.UserCheckoutDirty = true
 		}
 	}
-	ev.Cost.ReservedUSD = float64(j.MaxMicros) / 1e6
+	ev.Cost.ReservedUSD = j.MaxMicros.USD()
 	if j.Kind != protocol.KindWrite || j.Repo == "" || head == "" || head == j.BaseSHA {
 		return ev
 	}

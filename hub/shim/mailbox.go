@@ -6,6 +6,7 @@ import (
 
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // mailbox is the job's mailbox for an engine running inside the shim: the
@@ -27,11 +28,11 @@ func (m mailbox) Progress(ctx context.Context, note string) ([]string, error) {
 }
 
 // Spent records the run's cost so far: a cost event and the job's live cost.
-func (m mailbox) Spent(ctx context.Context, micros int64, c protocol.CostEvent) {
+func (m mailbox) Spent(ctx context.Context, spent micros.Micros, c protocol.CostEvent) {
 	s := m.s
 	s.touch()
 	now := time.Now().UTC()
-	_, err := s.st.ReportCost(ctx, s.job.ID, micros, c, now)
+	_, err := s.st.ReportCost(ctx, s.job.ID, spent, c, now)
 	if err != nil {
 		s.o.Log.Warn().Err(err).Msg("record cost")
 		return

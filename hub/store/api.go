@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // Sentinel errors; callers check them with errors.Is.
@@ -36,7 +37,7 @@ type Job struct {
 	// Spec is the normalized protocol.StartParams as JSON.
 	Spec []byte
 
-	MaxMicros int64 // reservation asked for
+	MaxMicros micros.Micros // reservation asked for
 
 	CreatedAt   time.Time
 	PreparingAt time.Time
@@ -54,7 +55,7 @@ type Job struct {
 	Summary  string // the worker's final claim
 	Notes    []string
 
-	CostMicros int64
+	CostMicros micros.Micros
 	CostKnown  bool
 	Tokens     int64
 
@@ -103,7 +104,7 @@ type Steer struct {
 // Limits bound admission: slots across every process, money per month.
 type Limits struct {
 	MaxRunning int
-	MonthlyCap int64 // micro-dollars
+	MonthlyCap micros.Micros
 }
 
 // Admission is the outcome of Admit.
@@ -121,7 +122,7 @@ type Ending struct {
 	Error      string
 	Category   string // why it did not succeed (protocol.Category*); empty when it did
 	Summary    string
-	CostMicros int64
+	CostMicros micros.Micros
 	CostKnown  bool // false: the whole reservation is charged
 	Tokens     int64
 	// Evidence is what hub observed; Finish stamps its state and its
@@ -137,9 +138,9 @@ type LedgerRow struct {
 	Month string // "2026-12", UTC
 	// ReservedMicros is what the job asked for, plus OverrunMicros: what it
 	// really cost beyond that, added when the reservation closed.
-	ReservedMicros int64
-	ChargedMicros  int64
-	OverrunMicros  int64
+	ReservedMicros micros.Micros
+	ChargedMicros  micros.Micros
+	OverrunMicros  micros.Micros
 	Closed         bool
 	ClosedAt       time.Time
 	CostKnown      bool
@@ -148,6 +149,6 @@ type LedgerRow struct {
 // MonthTotals is the money view of one month.
 type MonthTotals struct {
 	Month          string
-	ChargedMicros  int64 // closed reservations, charged amounts
-	ReservedMicros int64 // open reservations
+	ChargedMicros  micros.Micros // closed reservations, charged amounts
+	ReservedMicros micros.Micros // open reservations
 }

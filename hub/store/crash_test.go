@@ -22,6 +22,7 @@ import (
 	"modernc.org/sqlite"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // The kill test (issue 5): for every job, reserved ≥ charged, and every
@@ -92,7 +93,7 @@ const (
 	crashMax = 12 * time.Second
 )
 
-var crashAsks = []int64{100_000, 250_000, 400_000}
+var crashAsks = []micros.Micros{100_000, 250_000, 400_000}
 
 // The crash helper is dispatched here, before TestMain (store_test.go)
 // looks at the other roles.
@@ -317,6 +318,7 @@ func helperCrash() int {
 		return func() {}
 	}
 	settle := func(id string) func() { return call("settle", id) }
+	below := func(n micros.Micros) micros.Micros { return micros.Micros(rng.Int64N(int64(n))) }
 	for i := 0; ; i++ {
 		id := fmt.Sprintf("g%03d-%03d", gen, i)
 		ask := crashAsks[rng.IntN(len(crashAsks))]
@@ -363,7 +365,7 @@ func helperCrash() int {
 		}
 		if rng.IntN(2) == 0 {
 			done := call("cost", id)
-			_, err := s.ReportCost(ctx, id, rng.Int64N(ask), protocol.CostEvent{Known: true}, time.Now().UTC())
+			_, err := s.ReportCost(ctx, id, below(ask), protocol.CostEvent{Known: true}, time.Now().UTC())
 			done()
 			if err != nil {
 				return fail("cost %s: %v", id, err)
@@ -374,11 +376,11 @@ func helperCrash() int {
 		end := Ending{State: protocol.StateSucceeded, CostKnown: true}
 		switch r := rng.IntN(10); {
 		case r < 3:
-			end = Ending{State: protocol.StateFailed, CostMicros: rng.Int64N(ask)} // unknown: the reservation is charged
+			end = Ending{State: protocol.StateFailed, CostMicros: below(ask)} // unknown: the reservation is charged
 		case r < 7:
-			end.CostMicros = rng.Int64N(ask + 1)
+			end.CostMicros = below(ask + 1)
 		default:
-			end.CostMicros = ask + 1 + rng.Int64N(ask/2) // an overrun
+			end.CostMicros = ask + 1 + below(ask/2) // an overrun
 		}
 		done = call("finish", id)
 		closed, err := s.Finish(ctx, id, end, time.Now().UTC())
@@ -461,7 +463,7 @@ func (p *crashProc) read(stdout io.Reader, shm string, exited chan<- *crashProc)
 			p.settled = append(p.settled, f[1])
 		case f[0] == "finished" && len(f) == 5:
 			cost, _ := strconv.ParseInt(f[3], 10, 64)
-			p.finished[f[1]] = Ending{State: protocol.State(f[2]), CostMicros: cost, CostKnown: f[4] == "true"}
+			p.finished[f[1]] = Ending{State: protocol.State(f[2]), CostMicros: micros.Micros(cost), CostKnown: f[4] == "true"}
 		case p.fate.kind == "cue" && f[0] == p.fate.call:
 			if cues++; cues == p.fate.nth {
 				p.kill("cue", shm)
@@ -783,7 +785,7 @@ func checkCrashLedger(t *testing.T, s *Store, helpers []*crashProc) (admitted, a
 	}
 
 	byID := map[string]*Job{}
-	months := map[string]int64{}
+	months := map[string]micros.Micros{}
 	for _, j := range jobs {
 		byID[j.ID] = j
 		r, hasRow := ledger[j.ID]
@@ -898,7 +900,7 @@ func pragmaRows(t *testing.T, s *Store, name string) []string {
 // crashRow is one ledger row, as the kill test compares it.
 type crashRow struct {
 	month                      string
-	reserved, charged, overrun int64
+	reserved, charged, overrun micros.Micros
 	closed, known              bool
 	openedAt, closedAt         int64
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // appendEvent inserts one event for jobID inside tx and makes it the job's
@@ -123,10 +124,9 @@ func (s *Store) LastCursor(ctx context.Context) (int64, error) {
 	return c, nil
 }
 
-// ReportCost records what a running job has spent so far, micros in
-// micro-dollars: a cost event, and the job's live cost and tokens (Finish
+// ReportCost records what a running job has spent so far: a cost event, and the job's live cost and tokens (Finish
 // later writes the final ones). An ended job is left as it is.
-func (s *Store) ReportCost(ctx context.Context, jobID string, micros int64, c protocol.CostEvent, now time.Time) (int64, error) {
+func (s *Store) ReportCost(ctx context.Context, jobID string, spent micros.Micros, c protocol.CostEvent, now time.Time) (int64, error) {
 	var cursor int64
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		j, err := getJob(ctx, tx, jobID)
@@ -140,7 +140,7 @@ func (s *Store) ReportCost(ctx context.Context, jobID string, micros int64, c pr
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE jobs SET cost_micros = ?, cost_known = ?, tokens = ? WHERE id = ?`,
-			micros, c.Known, c.Tokens, jobID)
+			spent, c.Known, c.Tokens, jobID)
 		return err
 	})
 	return cursor, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // Run is one ended job as the router and the money views see it.
@@ -21,7 +22,7 @@ type Run struct {
 	// CostMicros is what the job was charged: its real cost when CostKnown,
 	// else its whole reservation. ReservedMicros is what it asked to reserve
 	// when it was admitted, without any overrun (0 when never admitted).
-	CostMicros, ReservedMicros int64
+	CostMicros, ReservedMicros micros.Micros
 	CostKnown                  bool
 	EndedAt                    time.Time
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // history builds a store with jobs that ended before, at and after t0, one
@@ -22,7 +23,7 @@ type history struct {
 func (h history) at(d time.Duration) time.Time { return h.t0.Add(d) }
 
 // create makes a queued job; verify is the command the caller gave.
-func (h history) create(id, engine string, kind protocol.Kind, verify string, reserve int64, at time.Duration) {
+func (h history) create(id, engine string, kind protocol.Kind, verify string, reserve micros.Micros, at time.Duration) {
 	h.t.Helper()
 	spec, err := json.Marshal(protocol.StartParams{Task: "task " + id, Kind: kind, Engine: engine, Verify: verify})
 	if err != nil {

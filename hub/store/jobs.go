@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // jobColumns are the jobs table's columns in the order jobArgs and scanJob use.
@@ -254,7 +255,7 @@ func (s *Store) Admit(ctx context.Context, id string, lim Limits, now time.Time)
 		}
 		if used := t.ChargedMicros + t.ReservedMicros; used+j.MaxMicros > lim.MonthlyCap {
 			adm.Reason = fmt.Sprintf("monthly cap: %s of %s spent or reserved; this job asks %s",
-				usd(used), usd(lim.MonthlyCap), usd(j.MaxMicros))
+				used, lim.MonthlyCap, j.MaxMicros)
 			return nil
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO ledger (job_id, month, reserved_micros, opened_at) VALUES (?, ?, ?, ?)`,
@@ -396,7 +397,7 @@ func (s *Store) Finish(ctx context.Context, id string, e Ending, now time.Time) 
 		}
 		from := j.State
 
-		var reserved int64
+		var reserved micros.Micros
 		var closedAt sql.NullInt64
 		err = tx.QueryRowContext(ctx, `SELECT reserved_micros, closed_at FROM ledger WHERE job_id = ?`, id).Scan(&reserved, &closedAt)
 		hasRow := err == nil
@@ -414,7 +415,7 @@ func (s *Store) Finish(ctx context.Context, id string, e Ending, now time.Time) 
 		// reservation to the real cost and records the growth as the overrun,
 		// so a closed row never has charged > reserved and the month counts
 		// what was really spent.
-		var overrun int64
+		var overrun micros.Micros
 		if hasRow && !closedAt.Valid {
 			if cost > reserved {
 				overrun = cost - reserved
@@ -460,7 +461,7 @@ func (s *Store) Finish(ctx context.Context, id string, e Ending, now time.Time) 
 		if closed && overrun > 0 {
 			// Before the state event, which stays the job's last.
 			note := fmt.Sprintf("the cost %s exceeded the reservation of %s by %s; the reservation grew to match",
-				usd(cost), usd(reserved), usd(overrun))
+				cost, reserved, overrun)
 			if _, err := appendEvent(ctx, tx, id, protocol.EventNote, note, nil, now); err != nil {
 				return err
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 func TestCreateAndReadJob(t *testing.T) {
@@ -381,7 +382,7 @@ func TestFinish(t *testing.T) {
 		setup      func(t *testing.T, s *Store, c *clock) // creates job "j"
 		ending     Ending
 		wantClosed bool
-		wantCost   int64
+		wantCost   micros.Micros
 		wantRow    *LedgerRow // nil: no reservation
 	}{
 		{

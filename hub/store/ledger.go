@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // monthTotals sums a month's ledger through q: charged amounts of closed
@@ -62,12 +63,12 @@ func (s *Store) CheckInvariants(ctx context.Context) ([]string, error) {
 		{`SELECT l.job_id, j.state, l.reserved_micros FROM ledger l JOIN jobs j ON j.id = l.job_id
 			WHERE l.closed_at IS NULL AND j.state IN (` + terminal + `)`,
 			func(c []any) string {
-				return fmt.Sprintf("job %s is %s but its reservation of %s is still open", c[0], c[1], usd(c[2].(int64)))
+				return fmt.Sprintf("job %s is %s but its reservation of %s is still open", c[0], c[1], micros.Micros(c[2].(int64)))
 			}},
 		{`SELECT l.job_id, l.reserved_micros FROM ledger l JOIN jobs j ON j.id = l.job_id
 			WHERE j.state = 'queued'`,
 			func(c []any) string {
-				return fmt.Sprintf("job %s is queued but has a reservation of %s", c[0], usd(c[1].(int64)))
+				return fmt.Sprintf("job %s is queued but has a reservation of %s", c[0], micros.Micros(c[1].(int64)))
 			}},
 		{`SELECT s.job_id, j.state FROM slots s JOIN jobs j ON j.id = s.job_id
 			WHERE j.state NOT IN (` + active + `)`,
@@ -80,11 +81,11 @@ func (s *Store) CheckInvariants(ctx context.Context) ([]string, error) {
 			func(c []any) string { return fmt.Sprintf("job %s is %s without an open reservation", c[0], c[1]) }},
 		{`SELECT job_id, charged_micros FROM ledger WHERE closed_at IS NOT NULL AND charged_micros < 0`,
 			func(c []any) string {
-				return fmt.Sprintf("job %s was charged %s, a negative amount", c[0], usd(c[1].(int64)))
+				return fmt.Sprintf("job %s was charged %s, a negative amount", c[0], micros.Micros(c[1].(int64)))
 			}},
 		{`SELECT job_id, charged_micros FROM ledger WHERE closed_at IS NULL AND charged_micros != 0`,
 			func(c []any) string {
-				return fmt.Sprintf("job %s has an open reservation already charged %s", c[0], usd(c[1].(int64)))
+				return fmt.Sprintf("job %s has an open reservation already charged %s", c[0], micros.Micros(c[1].(int64)))
 			}},
 		// Finish grows a reservation to a cost above it, so no closed row
 		// is charged more than it reserved.
@@ -92,7 +93,7 @@ func (s *Store) CheckInvariants(ctx context.Context) ([]string, error) {
 			WHERE closed_at IS NOT NULL AND charged_micros > reserved_micros`,
 			func(c []any) string {
 				return fmt.Sprintf("job %s was charged %s, more than its reservation of %s",
-					c[0], usd(c[1].(int64)), usd(c[2].(int64)))
+					c[0], micros.Micros(c[1].(int64)), micros.Micros(c[2].(int64)))
 			}},
 		// A reservation is the job's ask (jobs.max_micros, which never
 		// changes) plus the overrun its close added; nothing else moves it.
@@ -100,7 +101,7 @@ func (s *Store) CheckInvariants(ctx context.Context) ([]string, error) {
 			WHERE l.overrun_micros != l.reserved_micros - j.max_micros`,
 			func(c []any) string {
 				return fmt.Sprintf("job %s has a reservation of %s with %s of overrun, but it asked for %s",
-					c[0], usd(c[1].(int64)), usd(c[2].(int64)), usd(c[3].(int64)))
+					c[0], micros.Micros(c[1].(int64)), micros.Micros(c[2].(int64)), micros.Micros(c[3].(int64)))
 			}},
 		{`SELECT q.id, q.job_id, j.state FROM questions q JOIN jobs j ON j.id = q.job_id
 			WHERE q.status = 'pending' AND j.state IN (` + terminal + `)`,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // LedgerEntry is one reservation with the job it pays for.
@@ -16,10 +17,10 @@ type LedgerEntry struct {
 	Engine         string
 	Kind           protocol.Kind
 	State          protocol.State
-	Month          string // "2026-12", UTC
-	ReservedMicros int64  // what the job asked for, plus OverrunMicros
-	ChargedMicros  int64  // 0 while open
-	OverrunMicros  int64  // what the job cost beyond what it asked for
+	Month          string        // "2026-12", UTC
+	ReservedMicros micros.Micros // what the job asked for, plus OverrunMicros
+	ChargedMicros  micros.Micros // 0 while open
+	OverrunMicros  micros.Micros // what the job cost beyond what it asked for
 	OpenedAt       time.Time
 	Closed         bool
 	ClosedAt       time.Time

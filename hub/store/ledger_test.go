@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 func TestLedgerNotFound(t *testing.T) {
@@ -118,7 +119,7 @@ func TestCheckInvariants(t *testing.T) {
 // endedWithRow makes job id ended (failed) without Finish, and inserts its
 // ledger row as already closed with the given amounts: the one way left to
 // put a bad closed row in the ledger.
-func endedWithRow(t *testing.T, s *Store, c *clock, id string, ask, reserved, charged, overrun int64) {
+func endedWithRow(t *testing.T, s *Store, c *clock, id string, ask, reserved, charged, overrun micros.Micros) {
 	t.Helper()
 	newJob(t, s, c, id, ask)
 	if _, err := s.db.Exec(`UPDATE jobs SET state = 'failed' WHERE id = ?`, id); err != nil {

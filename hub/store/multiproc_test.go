@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // The multi-process admission test: 8 copies of this test binary share one
@@ -61,7 +62,7 @@ var (
 
 // mpPlan is what job i of process p does: its month, and its cost
 // (known=false: the whole reservation is charged).
-func mpPlan(p, i int) (month time.Time, capMicros int64, cost int64, known bool) {
+func mpPlan(p, i int) (month time.Time, capMicros, cost micros.Micros, known bool) {
 	if i%2 == 0 {
 		switch i % 4 {
 		case 0:
@@ -221,10 +222,10 @@ func TestMultiProcessAdmission(t *testing.T) {
 	// What each job was booked and charged.
 	type booking struct {
 		month            string
-		reserved, charge int64
+		reserved, charge micros.Micros
 	}
 	book := map[string]booking{}
-	wantCharged := map[string]int64{}
+	wantCharged := map[string]micros.Micros{}
 	for p := 0; p < mpProcs; p++ {
 		for i := 0; i < mpJobs; i++ {
 			id := mpJobID(p, i)
@@ -255,12 +256,12 @@ func TestMultiProcessAdmission(t *testing.T) {
 
 	// Replay the journal in cursor order: the cursor is assigned under the
 	// write lock, so this is the order the transactions committed in.
-	caps := map[string]int64{mpMonthA.Format("2006-01"): mpCapA, mpMonthB.Format("2006-01"): mpCapB}
+	caps := map[string]micros.Micros{mpMonthA.Format("2006-01"): mpCapA, mpMonthB.Format("2006-01"): mpCapB}
 	var (
 		slots, peakSlots int
-		open             = map[string]int64{}
-		charged          = map[string]int64{}
-		peakOpenB        int64
+		open             = map[string]micros.Micros{}
+		charged          = map[string]micros.Micros{}
+		peakOpenB        micros.Micros
 		admittedAt       = map[string]int64{}
 		endedAt          = map[string]int64{}
 		since            int64
@@ -307,7 +308,7 @@ func TestMultiProcessAdmission(t *testing.T) {
 			}
 			if m := b.month; charged[m]+open[m] > caps[m] {
 				t.Errorf("cursor %d: month %s has %s charged + %s reserved, over its cap %s",
-					e.Cursor, m, usd(charged[m]), usd(open[m]), usd(caps[m]))
+					e.Cursor, m, charged[m], open[m], caps[m])
 			}
 			if b.month == mpMonthB.Format("2006-01") {
 				peakOpenB = max(peakOpenB, open[b.month])
@@ -333,7 +334,7 @@ func TestMultiProcessAdmission(t *testing.T) {
 
 	// The test means something only if both limits were hit.
 	t.Logf("peak slots %d, peak month-B reserved %s, refusals: %d for slots, %d for money",
-		peakSlots, usd(peakOpenB), refusedSlots, refusedCap)
+		peakSlots, peakOpenB, refusedSlots, refusedCap)
 	if peakSlots != mpMaxRunning || refusedSlots == 0 || refusedCap == 0 {
 		t.Errorf("limits not exercised: peak slots %d, refusals %d for slots, %d for money", peakSlots, refusedSlots, refusedCap)
 	}

@@ -324,13 +324,3 @@ func marshalData(data any) (any, error) {
 	}
 	return string(raw), nil
 }
-
-// usd formats micro-dollars as dollars with two decimals, rounded half up.
-func usd(micros int64) string {
-	sign := ""
-	if micros < 0 {
-		sign, micros = "-", -micros
-	}
-	cents := (micros + 5_000) / 10_000
-	return fmt.Sprintf("%s$%d.%02d", sign, cents/100, cents%100)
-}

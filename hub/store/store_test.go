@@ -19,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // helperEnv names the role a re-executed test binary plays (see TestMain).
@@ -71,7 +72,7 @@ func openTest(t *testing.T) *Store {
 }
 
 // newJob creates a queued job with the given id and reservation.
-func newJob(t *testing.T, s *Store, c *clock, id string, maxMicros int64) *Job {
+func newJob(t *testing.T, s *Store, c *clock, id string, maxMicros micros.Micros) *Job {
 	t.Helper()
 	j := &Job{ID: id, Kind: protocol.KindWrite, Engine: "exec", Repo: "/src/repo", Task: "task " + id,
 		Branch: "hub/" + id, MaxMicros: maxMicros}
@@ -84,7 +85,7 @@ func newJob(t *testing.T, s *Store, c *clock, id string, maxMicros int64) *Job {
 var bigLimits = Limits{MaxRunning: 100, MonthlyCap: 1_000_000_000}
 
 // admitted creates a job and admits it (state preparing).
-func admitted(t *testing.T, s *Store, c *clock, id string, maxMicros int64) *Job {
+func admitted(t *testing.T, s *Store, c *clock, id string, maxMicros micros.Micros) *Job {
 	t.Helper()
 	newJob(t, s, c, id, maxMicros)
 	adm, err := s.Admit(context.Background(), id, bigLimits, c.now())
@@ -338,20 +339,6 @@ func helperOpen() int {
 		return 1
 	}
 	return 0
-}
-
-func TestUSD(t *testing.T) {
-	for _, tc := range []struct {
-		micros int64
-		want   string
-	}{
-		{0, "$0.00"}, {1_000_000, "$1.00"}, {300_000, "$0.30"}, {4_999, "$0.00"}, {5_000, "$0.01"},
-		{12_345_678, "$12.35"}, {-250_000, "-$0.25"},
-	} {
-		if got := usd(tc.micros); got != tc.want {
-			t.Errorf("usd(%d) = %q, want %q", tc.micros, got, tc.want)
-		}
-	}
 }
 
 func TestStoreErrorsWrapSentinels(t *testing.T) {

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
 	"github.com/hub-agents/hub/internal/errline"
@@ -25,7 +24,7 @@ func Status(j *store.Job, pending *store.Question, now time.Time) protocol.JobSt
 		ID: j.ID, State: j.State, Kind: j.Kind, Engine: j.Engine, Model: j.Model,
 		Repo: j.Repo, Branch: j.Branch, Base: j.BaseSHA, Head: j.HeadSHA,
 		Task: FirstLine(j.Task, 100), Progress: j.Progress,
-		Cost:     protocol.Cost{USD: config.USD(j.CostMicros), Known: j.CostKnown, ReservedUSD: config.USD(j.MaxMicros), Tokens: j.Tokens},
+		Cost:     protocol.Cost{USD: j.CostMicros.USD(), Known: j.CostKnown, ReservedUSD: j.MaxMicros.USD(), Tokens: j.Tokens},
 		Salvaged: j.Salvaged, Error: j.Error, Category: j.Category, CreatedAt: j.CreatedAt, Cursor: j.Cursor,
 	}
 	st.OldCostUSD, st.OldCostKnown = st.Cost.USD, st.Cost.Known

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // The ledger benchmark: reservations per second from ledgerProcs processes
@@ -50,14 +51,14 @@ const (
 	ledgerCycles = 50
 	// ledgerReserve is what each job asks for ($0.10); every job costs less
 	// (ledgerCost), so no reservation grows.
-	ledgerReserve = 100_000
+	ledgerReserve micros.Micros = 100_000
 	// The limits are chosen never to bind, so the figure is the ledger's own
 	// throughput, not contention for slots or money: a worker holds at most
 	// one slot at a time, so with one slot per process a refusal can only
 	// mean a slot leaked (the harness treats it as a breach); the monthly cap
 	// ($1,000,000,000) is far beyond anything a run can reserve.
 	ledgerMaxRunning = ledgerProcs
-	ledgerCap        = 1_000_000_000 * 1_000_000
+	ledgerCap        = 1_000_000_000 * micros.PerUSD
 	// ledgerAdmitFor bounds how long a worker keeps retrying a refused Admit.
 	ledgerAdmitFor = 30 * time.Second
 	// ledgerRunFor bounds one run of the workers.
@@ -69,7 +70,7 @@ func ledgerJobID(p string, i int) string { return fmt.Sprintf("%s-j%05d", p, i) 
 
 // ledgerCost is the known cost job i is finished with: small, below its
 // reservation, and different per job so a charge cannot be right by luck.
-func ledgerCost(i int) int64 { return 1_000 + int64(i%50_000) }
+func ledgerCost(i int) micros.Micros { return 1_000 + micros.Micros(i%50_000) }
 
 // ledgerWorker is one worker process: it opens the database, says "ready",
 // waits until stdin is closed, runs its cycles and prints one line:
@@ -298,7 +299,7 @@ func ledgerCheck(ctx context.Context, st *store.Store, prefixes []string, cycles
 			if !row.Closed || !row.CostKnown || row.ChargedMicros != ledgerCost(i) ||
 				row.ReservedMicros != ledgerReserve || row.OverrunMicros != 0 {
 				return fmt.Errorf("reservation of %s = %+v; want closed, charged %d of %d reserved",
-					id, row, ledgerCost(i), int64(ledgerReserve))
+					id, row, ledgerCost(i), ledgerReserve)
 			}
 			j, err := st.Job(ctx, id)
 			if err != nil {
@@ -316,7 +317,7 @@ func ledgerCheck(ctx context.Context, st *store.Store, prefixes []string, cycles
 	if len(rows) != want {
 		return fmt.Errorf("%d ledger rows, want one per job (%d)", len(rows), want)
 	}
-	charged := map[string]int64{}
+	charged := map[string]micros.Micros{}
 	for _, r := range rows {
 		charged[r.Month] += r.ChargedMicros
 	}

@@ -30,6 +30,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // Events is what a CLI's parser reports while it reads the stream. The
@@ -490,9 +491,9 @@ func (rc *recorder) Failed(msg string) {
 
 // cost is what the run has cost so far: the CLI's own figure when it
 // gives one, else its tokens priced; known false when neither is possible.
-func (rc *recorder) cost() (micros int64, known bool) {
+func (rc *recorder) cost() (cost micros.Micros, known bool) {
 	if rc.cliCost != nil {
-		return int64(*rc.cliCost*1e6 + 0.5), true
+		return micros.FromUSD(*rc.cliCost), true
 	}
 	if rc.run.inv.Price == nil {
 		return 0, rc.calls == 0
@@ -511,10 +512,10 @@ func (rc *recorder) spent() {
 		return
 	}
 	rc.mu.Lock()
-	micros, known := rc.cost()
-	ev := protocol.CostEvent{USD: float64(micros) / 1e6, Known: known, Tokens: int64(rc.usage.Total()), Calls: rc.calls, Model: rc.run.inv.Model}
+	cost, known := rc.cost()
+	ev := protocol.CostEvent{USD: cost.USD(), Known: known, Tokens: int64(rc.usage.Total()), Calls: rc.calls, Model: rc.run.inv.Model}
 	rc.mu.Unlock()
-	mb.Spent(rc.ctx, micros, ev)
+	mb.Spent(rc.ctx, cost, ev)
 }
 
 // outcome settles the run from the last process's exit and the stream.
@@ -522,8 +523,8 @@ func (rc *recorder) outcome(waitErr error) engine.Outcome {
 	r := rc.run
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	micros, known := rc.cost()
-	o := engine.Outcome{ExitCode: -1, Summary: rc.final, Model: r.inv.Model, CostMicros: micros, CostKnown: known,
+	cost, known := rc.cost()
+	o := engine.Outcome{ExitCode: -1, Summary: rc.final, Model: r.inv.Model, CostMicros: cost, CostKnown: known,
 		Tokens: int64(rc.usage.Total()), Calls: rc.calls, Duration: time.Since(r.started), Command: r.inv.Describe}
 	if r.inv.Model != "" && rc.calls > 0 {
 		o.Models = []string{r.inv.Model}

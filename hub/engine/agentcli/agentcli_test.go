@@ -17,6 +17,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine/agentcli"
 	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // The base is tested with a stand-in CLI: a shell script that prints a JSON
@@ -47,7 +48,7 @@ func (m *mailbox) Note(_ context.Context, note string) {
 	m.notes = append(m.notes, note)
 }
 
-func (m *mailbox) Spent(_ context.Context, _ int64, c protocol.CostEvent) {
+func (m *mailbox) Spent(_ context.Context, _ micros.Micros, c protocol.CostEvent) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.spent = append(m.spent, c)

@@ -303,7 +303,7 @@ func (m *mailbox) Progress(ctx context.Context, note string) ([]string, error) {
 }
 
 func (m *mailbox) Spent(ctx context.Context, s agent.Spend) {
-	m.mb.Spent(ctx, s.Micros, protocol.CostEvent{USD: float64(s.Micros) / 1e6, Known: s.Known, Tokens: s.Tokens, Calls: s.Calls, Model: s.Model})
+	m.mb.Spent(ctx, s.Micros, protocol.CostEvent{USD: s.Micros.USD(), Known: s.Known, Tokens: s.Tokens, Calls: s.Calls, Model: s.Model})
 }
 
 // trackedModel counts the model calls in flight: a run waiting on its model

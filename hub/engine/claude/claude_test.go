@@ -19,6 +19,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // events records what the parser reported.
@@ -129,7 +130,7 @@ func (m *mailbox) Note(_ context.Context, n string) {
 	defer m.mu.Unlock()
 	m.notes = append(m.notes, n)
 }
-func (m *mailbox) Spent(_ context.Context, _ int64, c protocol.CostEvent) {
+func (m *mailbox) Spent(_ context.Context, _ micros.Micros, c protocol.CostEvent) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.spent = append(m.spent, c)
@@ -185,7 +186,7 @@ func TestRealClaudeCode(t *testing.T) {
 	}
 	mb.mu.Lock()
 	defer mb.mu.Unlock()
-	if len(mb.spent) == 0 || !o.CostKnown || o.CostMicros != int64(mb.spent[len(mb.spent)-1].USD*1e6+0.5) {
+	if len(mb.spent) == 0 || !o.CostKnown || o.CostMicros != micros.FromUSD(mb.spent[len(mb.spent)-1].USD) {
 		t.Errorf("the outcome's cost %d (known %v) is not the last the CLI reported: %+v", o.CostMicros, o.CostKnown, mb.spent)
 	}
 	if o.Tokens != 1950 || o.Calls != 2 {

@@ -17,6 +17,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine/agentcli"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/sandbox"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 const testKey = "sk-codex-unit-0123456789"
@@ -210,7 +211,7 @@ type mailbox struct {
 	mu     sync.Mutex
 	steers []string
 	notes  []string
-	spent  int64
+	spent  micros.Micros
 }
 
 func (m *mailbox) Ask(context.Context, protocol.AskParams) (*protocol.AskResult, error) {
@@ -231,9 +232,9 @@ func (m *mailbox) Note(_ context.Context, note string) {
 	m.mu.Unlock()
 }
 
-func (m *mailbox) Spent(_ context.Context, micros int64, _ protocol.CostEvent) {
+func (m *mailbox) Spent(_ context.Context, spent micros.Micros, _ protocol.CostEvent) {
 	m.mu.Lock()
-	m.spent = micros
+	m.spent = spent
 	m.mu.Unlock()
 }
 
@@ -269,7 +270,7 @@ func TestStartAndResume(t *testing.T) {
 		t.Fatalf("outcome %+v", o)
 	}
 	// Both runs' tokens, a micro-dollar each.
-	if tokens := int64(10394 + 15 + 15938 + 18); !o.CostKnown || o.Tokens != tokens || o.CostMicros != tokens || mb.spent != tokens {
+	if tokens := int64(10394 + 15 + 15938 + 18); !o.CostKnown || o.Tokens != tokens || o.CostMicros != micros.Micros(tokens) || mb.spent != micros.Micros(tokens) {
 		t.Errorf("cost %d known %v tokens %d (mailbox saw %d)", o.CostMicros, o.CostKnown, o.Tokens, mb.spent)
 	}
 	if len(o.Observed) != 1 || o.Observed[0].Command != "echo fixed > bug.txt" || o.Observed[0].ExitCode == nil || *o.Observed[0].ExitCode != 0 {
