@@ -22,6 +22,7 @@ import (
 
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/shim"
@@ -393,7 +394,8 @@ func (s *Server) schedule(ctx context.Context) {
 		}
 		if err := s.spawn(ctx, j.ID); err != nil {
 			msg := "could not start the job's shim: " + err.Error()
-			_, _ = s.st.Finish(ctx, j.ID, store.Ending{State: protocol.StateFailed, Error: msg, Category: protocol.CategoryPrepare, HeadSHA: j.BaseSHA, CostKnown: true, Text: msg}, s.now())
+			_, _ = job.Close(ctx, s.st, j, job.End{State: protocol.StateFailed, Category: protocol.CategoryPrepare, Reason: msg,
+				Head: j.BaseSHA, CostKnown: true}, s.now())
 		}
 		s.poke()
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
-	"github.com/hub-agents/hub/hub/store"
 )
 
 // stop ends a job: a queued one at once, an active one through its shim,
@@ -25,8 +25,8 @@ func (s *Server) JobStop(ctx context.Context, p protocol.IDParams) (*protocol.Jo
 	case j.State.Terminal():
 		return nil, wrongState("read its result, or cleanup", "job %s has already ended (%s)", j.ID, j.State)
 	case j.State == protocol.StateQueued:
-		_, err := s.st.Finish(ctx, j.ID, store.Ending{State: protocol.StateCancelled, HeadSHA: j.BaseSHA, CostKnown: true,
-			Error: "stopped before it started", Text: "stopped before it started"}, s.now())
+		_, err := job.Close(ctx, s.st, j, job.End{State: protocol.StateCancelled, Reason: "stopped before it started",
+			Head: j.BaseSHA, CostKnown: true}, s.now())
 		if err != nil {
 			return nil, internal(err)
 		}

@@ -753,7 +753,7 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 	// Nothing is stored unredacted: the error may quote the worker, commit
 	// subjects and observed commands are the worker's own words.
 	end.err = s.red.String(end.err)
-	ev := buildEvidence(context.WithoutCancel(ctx), j, head, salvaged, end.err, end.state)
+	ev := job.Evidence(context.WithoutCancel(ctx), j, head)
 	for i := range ev.Commits {
 		ev.Commits[i].Subject = s.red.String(ev.Commits[i].Subject)
 	}
@@ -768,11 +768,8 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 		if s.hasDefinition() && end.state == protocol.StateSucceeded && (graded.Verdict == rubric.VerdictFailed || hubFailed(graded)) {
 			// What the hub observed outranks what the worker claimed.
 			end.state, end.err, end.category = protocol.StateFailed, graded.Line(), protocol.CategoryRubric
-			ev.State, ev.Error = end.state, end.err
 		}
 	}
-	end.category = protocol.CategoryOf(end.state, end.category)
-	ev.Category = end.category
 	ev.Env = s.env
 	ev.Timings.SetupMS = s.setupTook.Milliseconds()
 	ev.Verify = verify
@@ -782,14 +779,7 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 	ev.Observed.Leftovers = s.leftovers
 	ev.Claimed = claimed
 	ev.Model = o.Model
-	ev.Cost.Known = o.CostKnown
-	ev.Cost.Tokens = o.Tokens
 	ev.Cost.Calls, ev.Cost.Models = o.Calls, o.Models
-	if o.CostKnown {
-		ev.Cost.USD = o.CostMicros.USD()
-	} else {
-		ev.Cost.USD = j.MaxMicros.USD()
-	}
 	if verify != nil {
 		vraw, _ := json.Marshal(verify)
 		_ = s.st.Update(ctx, j.ID, func(r *store.Job) error { r.Verify = vraw; return nil })
@@ -797,10 +787,8 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 	if j.Kind == protocol.KindRead && s.checkout != nil {
 		removeCheckout(context.WithoutCancel(ctx), s.o.Paths, s.checkout)
 	}
-	_, err := s.st.Finish(context.WithoutCancel(ctx), j.ID, store.Ending{
-		State: end.state, HeadSHA: head, Salvaged: salvaged, Error: end.err, Category: end.category, Summary: claimed.Report,
-		CostMicros: o.CostMicros, CostKnown: o.CostKnown, Tokens: o.Tokens, Evidence: ev, Text: end.err,
-	}, time.Now().UTC())
+	_, err := job.Close(ctx, s.st, j, job.End{State: end.state, Category: end.category, Reason: end.err, Head: head,
+		Salvaged: salvaged, CostMicros: o.CostMicros, CostKnown: o.CostKnown, Tokens: o.Tokens, Evidence: ev}, time.Now().UTC())
 	if err != nil {
 		s.o.Log.Error().Err(err).Msg("finish job")
 	}
@@ -817,30 +805,6 @@ func removeCheckout(ctx context.Context, p config.Paths, c *gitx.Checkout) {
 		_ = c.Remove(ctx)
 		unlock()
 	}
-}
-
-// buildEvidence reads base..head from git: files and commits. Its state
-// and timings are stamped by store.Finish.
-func buildEvidence(ctx context.Context, j *store.Job, head string, salvaged bool, errMsg string, state protocol.State) *protocol.Evidence {
-	var spec protocol.StartParams
-	_ = json.Unmarshal(j.Spec, &spec)
-	ev := &protocol.Evidence{ID: j.ID, State: state, Kind: j.Kind, Engine: j.Engine, Model: j.Model, Repo: j.Repo,
-		Base: j.BaseSHA, Head: head, Branch: j.Branch, Isolation: j.Isolation, Files: []protocol.FileChange{},
-		Commits: []protocol.Commit{}, Salvaged: salvaged, Error: errMsg, Notes: j.Notes}
-	ev.Observed.Commands = []protocol.ObservedCommand{}
-	for _, n := range j.Notes {
-		if n == job.NoteDirty {
-			ev.Observed.UserCheckoutDirty = true
-		}
-	}
-	ev.Cost.ReservedUSD = j.MaxMicros.USD()
-	if j.Kind != protocol.KindWrite || j.Repo == "" || head == "" || head == j.BaseSHA {
-		return ev
-	}
-	if files, commits, err := job.Changes(ctx, j.Repo, j.ID, j.BaseSHA, head); err == nil {
-		ev.Files, ev.Commits = files, commits
-	}
-	return ev
 }
 
 // activityWriter passes output on and tells the watchdog the worker is alive.

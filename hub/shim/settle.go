@@ -2,6 +2,7 @@ package shim
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/hub-agents/hub/hub/config"
@@ -31,7 +32,7 @@ func Settle(ctx context.Context, st *store.Store, reg *engine.Registry, paths co
 	// git runs, a verify command and its children — is still in that
 	// session. Stop it before committing, or a git the dead shim started
 	// races this commit for the index, and a verify runs on for nobody.
-	if j.ShimPID > 0 {
+	if j.ShimPID > 0 && j.ShimPID != os.Getpid() { // never its own: a shim in the daemon's process (tests)
 		proc.StopSession(j.ShimPID, j.ShimStart, 2*time.Second)
 	}
 	head, salvaged := j.BaseSHA, false
@@ -65,13 +66,9 @@ func Settle(ctx context.Context, st *store.Store, reg *engine.Registry, paths co
 	if e, ok := reg.Get(j.Engine); ok && e.Capabilities().Pays == protocol.PaysFree {
 		costKnown = true
 	}
-	ev := buildEvidence(ctx, j, head, salvaged, msg, protocol.StateFailed)
+	ev := job.Evidence(ctx, j, head)
 	ev.Observed.GitRepairs = repairs
-	ev.Cost.Known = costKnown
-	if !costKnown {
-		ev.Cost.USD = ev.Cost.ReservedUSD
-	}
-	_, err := st.Finish(ctx, j.ID, store.Ending{State: protocol.StateFailed, HeadSHA: head, Salvaged: salvaged,
-		Error: msg, CostKnown: costKnown, Evidence: ev, Text: msg}, time.Now().UTC())
+	_, err := job.Close(ctx, st, j, job.End{State: protocol.StateFailed, Reason: msg, Head: head, Salvaged: salvaged,
+		CostKnown: costKnown, Evidence: ev}, time.Now().UTC())
 	return err
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/redact"
@@ -184,8 +185,8 @@ func Run(ctx context.Context, o Options) error {
 
 // fail closes the job as failed before it ever ran.
 func (s *shim) fail(ctx context.Context, msg string) error {
-	_, err := s.st.Finish(ctx, s.job.ID, store.Ending{State: protocol.StateFailed, Error: msg, Category: protocol.CategoryPrepare, HeadSHA: s.job.BaseSHA,
-		CostKnown: true, Text: msg}, time.Now().UTC())
+	_, err := job.Close(ctx, s.st, s.job, job.End{State: protocol.StateFailed, Category: protocol.CategoryPrepare, Reason: msg,
+		Head: s.job.BaseSHA, CostKnown: true}, time.Now().UTC())
 	s.poke()
 	if err != nil {
 		return err
