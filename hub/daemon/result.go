@@ -10,8 +10,8 @@ import (
 
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/redact"
+	"github.com/hub-agents/hub/hub/store"
 	"github.com/hub-agents/hub/hub/view"
-	"github.com/hub-agents/hub/internal/strictjson"
 )
 
 // now is the daemon's clock (Options.Now), in UTC.
@@ -29,9 +29,8 @@ func (s *Server) JobResult(ctx context.Context, p protocol.ResultParams) (*proto
 	}
 	var ev *protocol.Evidence
 	if len(j.Evidence) > 0 {
-		ev = &protocol.Evidence{}
-		if err := strictjson.Decode(j.Evidence, ev); err != nil {
-			return nil, internal(fmt.Errorf("job %s: stored evidence unreadable: %w", j.ID, err))
+		if ev, err = store.DecodeEvidence(j.Evidence); err != nil {
+			return nil, internal(fmt.Errorf("job %s: %w", j.ID, err))
 		}
 	}
 	// The shim redacted what it stored; this is the second layer, with the

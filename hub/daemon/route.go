@@ -66,7 +66,7 @@ func (s *Server) RouteExplain(ctx context.Context, p protocol.StartParams) (*pro
 	if err != nil {
 		return nil, fieldError(err)
 	}
-	return &protocol.RouteExplainResult{Decision: d, Text: d.Text()}, nil
+	return &protocol.RouteExplainResult{Decision: protocol.RouteView(d), Text: d.Text()}, nil
 }
 
 // routeCalibrate fits routing.json from the jobs that ended in the window.

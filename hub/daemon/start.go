@@ -23,7 +23,7 @@ func (s *Server) JobStart(ctx context.Context, p protocol.StartParams) (*protoco
 	if err != nil {
 		return nil, fieldError(err)
 	}
-	spec, err := json.Marshal(req.Params)
+	spec, err := store.EncodeSpec(req.Params)
 	if err != nil {
 		return nil, internal(err)
 	}

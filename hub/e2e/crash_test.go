@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -142,7 +141,7 @@ func TestDaemonDiedBeforeSpawn(t *testing.T) {
 	repo := sampleRepo(t, "repo")
 	base := hubtest.Git(t, repo, "rev-parse", "HEAD")
 	zero := 0.0
-	spec, _ := json.Marshal(protocol.StartParams{Task: "t", Repo: repo, Base: "HEAD", Kind: protocol.KindWrite, Engine: "exec",
+	spec, _ := store.EncodeSpec(protocol.StartParams{Task: "t", Repo: repo, Base: "HEAD", Kind: protocol.KindWrite, Engine: "exec",
 		Exec: "echo admitted > admitted.txt", Verify: "test -f admitted.txt", Isolation: protocol.IsolationWorktree, MaxUSD: &zero,
 		TimeoutS: 60, VerifyTimeoutS: 60, AskTimeoutS: 60, StallTimeoutS: 60})
 	if err := w.paths.Ensure(); err != nil {

@@ -269,7 +269,7 @@ func (s *shim) fallBack(ctx context.Context, d *router.Decision, why string) boo
 	params := s.params
 	params.Engine = next
 	route, _ := json.Marshal(d)
-	spec, _ := json.Marshal(params)
+	spec, _ := store.EncodeSpec(params)
 	if err := s.st.Update(ctx, s.job.ID, func(rec *store.Job) error {
 		rec.Engine, rec.Route, rec.Spec = next, route, spec
 		return nil

@@ -2,7 +2,6 @@ package shim
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -147,8 +146,8 @@ func Run(ctx context.Context, o Options) error {
 	}
 	s := &shim{o: o, st: st, job: j, notify: make(chan struct{}, 1), activity: make(chan struct{}, 1),
 		stopCh: make(chan string, 1), waiting: map[string]chan string{}, red: secrets(), self: os.Getpid(), subreaper: subreaper}
-	if err := json.Unmarshal(j.Spec, &s.params); err != nil {
-		return s.fail(ctx, fmt.Sprintf("the job's stored spec is unreadable: %v", err))
+	if s.params, err = store.DecodeSpec(j.Spec); err != nil {
+		return s.fail(ctx, err.Error())
 	}
 	start, _ := proc.StartTime(os.Getpid())
 	if err := st.Update(ctx, j.ID, func(r *store.Job) error {

@@ -55,11 +55,9 @@ func (s *Store) Runs(ctx context.Context, since time.Time) ([]Run, error) {
 			r.Duration = time.Duration(ended-preparing) * time.Millisecond
 		}
 		if b := unblob(spec); b != nil {
-			var p struct {
-				Verify string `json:"verify"`
-			}
-			if err := json.Unmarshal(b, &p); err != nil {
-				return nil, fmt.Errorf("store: job %s: spec: %w", r.ID, err)
+			p, err := DecodeSpec(b)
+			if err != nil {
+				return nil, fmt.Errorf("store: job %s: %w", r.ID, err)
 			}
 			r.HadVerify = p.Verify != ""
 		}

@@ -25,7 +25,7 @@ func (h history) at(d time.Duration) time.Time { return h.t0.Add(d) }
 // create makes a queued job; verify is the command the caller gave.
 func (h history) create(id, engine string, kind protocol.Kind, verify string, reserve micros.Micros, at time.Duration) {
 	h.t.Helper()
-	spec, err := json.Marshal(protocol.StartParams{Task: "task " + id, Kind: kind, Engine: engine, Verify: verify})
+	spec, err := EncodeSpec(protocol.StartParams{Task: "task " + id, Kind: kind, Engine: engine, Verify: verify})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -145,6 +145,13 @@ UPDATE jobs SET evidence = json_remove(json_set(evidence, '$.state', json_extrac
 UPDATE jobs SET evidence = json_remove(json_set(evidence, '$.claimed.report', json_extract(evidence, '$.claimed.summary')), '$.claimed.summary')
 	WHERE evidence IS NOT NULL AND json_valid(evidence) AND json_type(evidence, '$.claimed.summary') IS NOT NULL;
 `,
+	// 5: a job's spec is a versioned record, {"v": 1, "params": StartParams},
+	// decoded strictly (store.DecodeSpec); the bare params of older jobs are
+	// wrapped as version 1.
+	`
+UPDATE jobs SET spec = json_object('v', 1, 'params', json(spec))
+	WHERE spec IS NOT NULL AND json_valid(spec) AND json_type(spec, '$.v') IS NULL;
+`,
 }
 
 // migrate brings the schema up to date, one immediate transaction per

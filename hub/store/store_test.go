@@ -374,6 +374,10 @@ func TestMigrationOneName(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A spec as 0.1 stored it: the bare params.
+	if _, err := s.db.Exec(`UPDATE jobs SET spec = ? WHERE id = 'old'`, `{"task":"t","verify":"make test","max_usd":0}`); err != nil {
+		t.Fatal(err)
+	}
 	// Back to the schema before the migration, as a 0.1 hub left it.
 	if _, err := s.db.Exec(`DELETE FROM schema_migrations WHERE version > 3`); err != nil {
 		t.Fatal(err)
@@ -405,5 +409,9 @@ func TestMigrationOneName(t *testing.T) {
 	}
 	if j, _ := s.Job(ctx, "none"); len(j.Evidence) != 0 {
 		t.Errorf("a job with no evidence got %s", j.Evidence)
+	}
+	j, _ := s.Job(ctx, "old")
+	if p, err := DecodeSpec(j.Spec); err != nil || p.Task != "t" || p.Verify != "make test" || p.MaxUSD == nil || *p.MaxUSD != 0 {
+		t.Errorf("the old spec after the migration: %s → %+v, %v", j.Spec, p, err)
 	}
 }

@@ -1049,43 +1049,41 @@ export interface QuotaSignal {
 
 /** RouteExplainResult is the router's decision for a start request, made exactly as start would make it, without starting anything. */
 export interface RouteExplainResult {
-  decision: Decision;
+  decision: RouteDecision;
   /** Text is the decision as a person reads it. */
   text: string;
 }
 
-/** Decision is the router's answer: ranked candidates (the first is chosen; the rest are the fallbacks, in order) and every rejected engine with why. */
-export interface Decision {
-  request: Request;
+/** RouteDecision is the router's decision as the protocol shows it, money in dollars: the candidates ranked (the first is chosen; the rest are the fallbacks, in order) and every engine rejected, with why. */
+export interface RouteDecision {
+  request: RouteRequest;
+  /** what the weights favour */
   mode: string;
+  /** the engine picked ("" when nothing fits) */
   chosen?: string;
   candidates: Candidate[];
   rejected: Rejection[];
   /** Refusal says why nothing fits and what would make it fit ("" when something does). */
   refusal?: string;
-  /** Fallbacks records engines that failed to start before Chosen took the job. */
+  /** Fallbacks are engines that failed to start before Chosen took the job. */
   fallbacks?: Fallback[];
-  /** Money is the month as the decision saw it. */
-  money: Money;
-  /** ValueUSD is what a verified success was worth in the utility. */
+  /** the month as the decision saw it */
+  money: RouteMoney;
+  /** what a verified success was worth in the utility */
   value_usd: number;
-  /** Notes say what the caller should know about the pick (it will wait for money, …). */
   notes?: string[];
 }
 
-/** Request is what the caller asked for. */
-export interface Request {
-  /** write or read */
-  kind: string;
-  /** worktree, sandbox, isolated, untrusted */
-  isolation: string;
-  /** ReadOnly: a read job in a plain directory, so the engine itself must run without writing. */
+/** RouteRequest is what the router was asked. */
+export interface RouteRequest {
+  kind: Kind;
+  isolation: Isolation;
+  /** ReadOnly: a read job in a plain directory, so the engine must run without writing. */
   read_only?: boolean;
-  /** MaxMicros is the job's budget, reserved before work. */
-  max_micros: number;
-  /** low, medium, high */
+  /** the budget reserved before work */
+  max_usd: number;
   effort?: string;
-  /** Engine is the engine the caller named ("" or "auto" lets the router pick). */
+  /** the engine named ("" or auto: the router picks) */
   engine?: string;
   profile?: string;
 }
@@ -1135,11 +1133,15 @@ export interface Fallback {
   error: string;
 }
 
-/** Money is the month's ledger: what was charged, what open reservations hold, and the cap. */
-export interface Money {
-  cap_micros: number;
-  charged_micros: number;
-  reserved_micros: number;
+/** RouteMoney is the month's money as a decision saw it. */
+export interface RouteMoney {
+  cap_usd: number;
+  /** by closed reservations */
+  charged_usd: number;
+  /** held by open ones */
+  reserved_usd: number;
+  /** what a new reservation may take */
+  left_usd: number;
 }
 
 /** RouteCalibrateParams fits routing.json from hub's history. */
