@@ -1,7 +1,8 @@
-// Package cli is hub's command line: every command is an options struct and
-// a run function, output goes through one IO value (text for people, --json
-// for machines), errors go to stderr with a hint, and exit codes are mapped
-// in one place. It holds no business logic: it calls the daemon.
+// Package cli is hub's command line: cobra commands whose output goes
+// through one IO value (text for people, --json for machines), whose errors
+// go to stderr with a hint, and whose exit codes are mapped in one place. It
+// holds no business logic: it calls the daemon, and prints what package view
+// renders.
 package cli
 
 import (

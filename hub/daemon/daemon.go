@@ -3,7 +3,9 @@
 // transaction), spawns a shim per job, fans events out to subscribers and
 // wakes waiters, and on start re-attaches to live shims and settles dead ones.
 // Jobs do not depend on it staying up: their shims carry on without it.
-// A handler here is thin; the rules live in package job and the store.
+// A handler here is thin (a protocol.DaemonServer method; the generated
+// dispatcher routes to it); the rules live in package job and the store,
+// and what it shows of a job in package view.
 package daemon
 
 import (

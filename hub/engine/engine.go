@@ -1,7 +1,8 @@
 // Package engine declares what every engine gives hub: what it can enforce,
 // whether it is available here, and how to start a run in a job's directory.
-// Engines are small and know nothing of the store, the daemon or the mailbox:
-// the shim supervises them. An engine must never outlive its Run: Stop and a
+// Engines are small and know nothing of the store or the daemon: the shim
+// supervises them, and hands an engine that runs inside it the job's
+// Mailbox. An engine must never outlive its Run: Stop and a
 // cancelled context end its whole process group.
 package engine
 

@@ -3,7 +3,7 @@
 // fault injected at a chosen moment: kill -9 of the daemon, a shim or the
 // process hub runs for the step (preparing, running, needs_input,
 // committing, verifying), SIGTERM of the daemon with jobs running, a full
-// disk during a commit, corrupted and truncated journals and logs, and a
+// disk during a commit, corrupted and truncated worker logs, and a
 // store locked by another process. After each case it checks that no work
 // was lost, every record is readable, every reservation was closed exactly
 // once and no process of the run was left behind.

@@ -1,7 +1,9 @@
-// Package gen writes the editor's TypeScript types and docs/protocol.md from
-// hub/protocol: the Go types give the shapes (by reflection, as
-// encoding/json sees them), their source gives the comments and constants.
-// `make protocol` writes both files; a test fails when either is stale.
+// Package gen writes the editor's TypeScript types, docs/protocol.md and
+// hub/protocol's typed servers, dispatchers and clients (dispatch_gen.go)
+// from hub/protocol: the Go types give the shapes (by reflection, as
+// encoding/json sees them), the Specs the methods and their effects, their
+// source the comments and constants. `make protocol` writes the three
+// files; a test fails when any is stale.
 package gen
 
 import (
