@@ -66,7 +66,7 @@ func runDemo(ctx context.Context, ios *IO, dir, profileName string) error {
 	p := protocol.StartParams{Task: demo.Task, Repo: dir, Engine: builtin.Name, Profile: profileName,
 		Verify: demo.Verify, DefinitionOfDone: demo.DefinitionOfDone}
 	var started protocol.StartResult
-	if err := callDaemon(ctx, protocol.MethodJobStart, p, &started); err != nil {
+	if err := ios.call(ctx, protocol.MethodJobStart, p, &started); err != nil {
 		return err
 	}
 	ios.printf("started %s on branch %s (engine %s, profile %s)\n", started.ID, started.Branch, started.Engine, profileName)
@@ -75,7 +75,7 @@ func runDemo(ctx context.Context, ios *IO, dir, profileName string) error {
 		return err
 	}
 	var res protocol.ResultResult
-	if err := callDaemon(ctx, protocol.MethodJobResult, protocol.ResultParams{ID: started.ID}, &res); err != nil {
+	if err := ios.call(ctx, protocol.MethodJobResult, protocol.ResultParams{ID: started.ID}, &res); err != nil {
 		return err
 	}
 	ios.printf("\n%s\n\n", res.Summary)

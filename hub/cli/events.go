@@ -32,7 +32,7 @@ func newEventsCmd(ios *IO) *cobra.Command {
 			enc.SetEscapeHTML(false)
 			for {
 				var res protocol.EventsResult
-				if err := callDaemon(cmd.Context(), protocol.MethodJobEvents, p, &res); err != nil {
+				if err := ios.call(cmd.Context(), protocol.MethodJobEvents, p, &res); err != nil {
 					return err
 				}
 				for _, e := range res.Events {

@@ -19,7 +19,7 @@ func newDUCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var res protocol.DUResult
-			if err := callDaemon(cmd.Context(), protocol.MethodDU, protocol.DUParams{}, &res); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodDU, protocol.DUParams{}, &res); err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -89,7 +89,7 @@ func newGCCmd(ios *IO) *cobra.Command {
 
 func runGC(cmd *cobra.Command, ios *IO, p protocol.GCParams) error {
 	var res protocol.GCResult
-	if err := callDaemon(cmd.Context(), protocol.MethodGC, p, &res); err != nil {
+	if err := ios.call(cmd.Context(), protocol.MethodGC, p, &res); err != nil {
 		return err
 	}
 	if ios.JSON {

@@ -93,7 +93,7 @@ func runStart(cmd *cobra.Command, ios *IO, p protocol.StartParams) error {
 		return err
 	}
 	var res protocol.StartResult
-	if err := callDaemon(cmd.Context(), protocol.MethodJobStart, p, &res); err != nil {
+	if err := ios.call(cmd.Context(), protocol.MethodJobStart, p, &res); err != nil {
 		return err
 	}
 	if ios.JSON {
@@ -134,7 +134,7 @@ func newStartManyCmd(ios *IO) *cobra.Command {
 				}
 			}
 			var res protocol.StartManyResult
-			if err := callDaemon(cmd.Context(), protocol.MethodStartMany, p, &res); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodStartMany, p, &res); err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -176,7 +176,7 @@ func newWaitCmd(ios *IO) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var res protocol.WaitResult
 			p := protocol.WaitParams{IDs: args, Any: o.any, TimeoutS: o.timeout.Seconds(), Since: o.since}
-			if err := callDaemon(cmd.Context(), protocol.MethodJobWait, p, &res); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodJobWait, p, &res); err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -220,7 +220,7 @@ func newStatusCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(1, "a job id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var st protocol.JobStatus
-			if err := callDaemon(cmd.Context(), protocol.MethodJobStatus, protocol.IDParams{ID: args[0]}, &st); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodJobStatus, protocol.IDParams{ID: args[0]}, &st); err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -244,7 +244,7 @@ func newResultCmd(ios *IO) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p.ID = args[0]
 			var res protocol.ResultResult
-			if err := callDaemon(cmd.Context(), protocol.MethodJobResult, p, &res); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodJobResult, p, &res); err != nil {
 				return err
 			}
 			switch {
@@ -282,7 +282,7 @@ func newReplyCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(2, "a job id and the answer"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var res protocol.ReplyResult
-			if err := callDaemon(cmd.Context(), protocol.MethodJobReply, protocol.ReplyParams{ID: args[0], QuestionID: qid, Text: args[1]}, &res); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodJobReply, protocol.ReplyParams{ID: args[0], QuestionID: qid, Text: args[1]}, &res); err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -303,7 +303,7 @@ func newSteerCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(2, "a job id and the message"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var res protocol.SteerResult
-			if err := callDaemon(cmd.Context(), protocol.MethodJobSteer, protocol.SteerParams{ID: args[0], Text: args[1]}, &res); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodJobSteer, protocol.SteerParams{ID: args[0], Text: args[1]}, &res); err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -322,7 +322,7 @@ func newStopCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(1, "a job id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var st protocol.JobStatus
-			if err := callDaemon(cmd.Context(), protocol.MethodJobStop, protocol.IDParams{ID: args[0]}, &st); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodJobStop, protocol.IDParams{ID: args[0]}, &st); err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -343,7 +343,7 @@ func newCleanupCmd(ios *IO) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p.ID = args[0]
 			var res protocol.CleanupResult
-			if err := callDaemon(cmd.Context(), protocol.MethodJobCleanup, p, &res); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodJobCleanup, p, &res); err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -370,7 +370,7 @@ func newJobsCmd(ios *IO) *cobra.Command {
 				p.States = append(p.States, protocol.State(s))
 			}
 			var res protocol.ListResult
-			if err := callDaemon(cmd.Context(), protocol.MethodJobList, p, &res); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodJobList, p, &res); err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -394,7 +394,7 @@ func newEnginesCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var res protocol.EnginesResult
-			if err := callDaemon(cmd.Context(), protocol.MethodEngineList, struct{}{}, &res); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodEngineList, struct{}{}, &res); err != nil {
 				return err
 			}
 			if ios.JSON {

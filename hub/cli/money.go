@@ -28,7 +28,7 @@ func newLedgerCmd(ios *IO) *cobra.Command {
 				p.Month = m
 			}
 			var res protocol.LedgerResult
-			if err := callDaemon(cmd.Context(), protocol.MethodLedgerList, p, &res); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodLedgerList, p, &res); err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -56,7 +56,7 @@ func newROICmd(ios *IO) *cobra.Command {
 				return &usageError{fmt.Errorf("bad --since: %v", err)}
 			}
 			var res protocol.ROIResult
-			if err := callDaemon(cmd.Context(), protocol.MethodROIReport, protocol.ROIParams{Since: from}, &res); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodROIReport, protocol.ROIParams{Since: from}, &res); err != nil {
 				return err
 			}
 			if ios.JSON {

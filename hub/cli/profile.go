@@ -70,7 +70,7 @@ func runProfileSet(cmd *cobra.Command, ios *IO, o *profileSetOptions) error {
 		}
 	}
 	var res protocol.ProfileInfo
-	if err := callDaemon(cmd.Context(), protocol.MethodProfileSet, params, &res); err != nil {
+	if err := ios.call(cmd.Context(), protocol.MethodProfileSet, params, &res); err != nil {
 		return err
 	}
 	if ios.JSON {
@@ -87,7 +87,7 @@ func newProfileListCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var res protocol.ProfileListResult
-			if err := callDaemon(cmd.Context(), protocol.MethodProfileList, struct{}{}, &res); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodProfileList, struct{}{}, &res); err != nil {
 				return err
 			}
 			return printProfiles(ios, res)
@@ -145,7 +145,7 @@ func newProfileRemoveCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(1, "a profile name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var res protocol.ProfileListResult
-			if err := callDaemon(cmd.Context(), protocol.MethodProfileRemove, protocol.ProfileNameParams{Name: args[0]}, &res); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodProfileRemove, protocol.ProfileNameParams{Name: args[0]}, &res); err != nil {
 				return err
 			}
 			return printProfiles(ios, res)
@@ -160,7 +160,7 @@ func newProfileDefaultCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(1, "a profile name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var res protocol.ProfileListResult
-			if err := callDaemon(cmd.Context(), protocol.MethodProfileDefault, protocol.ProfileNameParams{Name: args[0]}, &res); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodProfileDefault, protocol.ProfileNameParams{Name: args[0]}, &res); err != nil {
 				return err
 			}
 			return printProfiles(ios, res)
@@ -180,7 +180,7 @@ func newProviderCmd(ios *IO) *cobra.Command {
 				p.Name = args[0]
 			}
 			var res protocol.ProviderStatusResult
-			if err := callDaemon(cmd.Context(), protocol.MethodProviderStatus, p, &res); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodProviderStatus, p, &res); err != nil {
 				return err
 			}
 			bad := 0

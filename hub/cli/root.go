@@ -52,12 +52,46 @@ func (e *exitError) Error() string { return e.err.Error() }
 
 func withCode(code int, err error) error { return &exitError{code: code, err: err} }
 
-// IO is where commands read and write.
+// IO is where commands read and write, and how they reach the daemon.
 type IO struct {
 	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
 	JSON   bool
+	// Daemon connects to the daemon; h receives its notifications. Nil is
+	// HUB_HOME's daemon, started when none answers. A test passes one that
+	// reaches a daemon of its own (the in-process world), so a command's
+	// logic runs without the hub binary.
+	Daemon func(ctx context.Context, h rpc.Handler) (Daemon, error)
+}
+
+// Daemon is a connection to the daemon, as the commands use it.
+type Daemon interface {
+	protocol.Caller
+	Close() error
+	DisconnectNotify() <-chan struct{}
+}
+
+// connect reaches the daemon through ios.Daemon.
+func (s *IO) connect(ctx context.Context, h rpc.Handler) (Daemon, error) {
+	if s.Daemon != nil {
+		return s.Daemon(ctx, h)
+	}
+	c, err := connect(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// call connects, makes one call and closes.
+func (s *IO) call(ctx context.Context, method string, params, result any) error {
+	c, err := s.connect(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return c.Call(ctx, method, params, result)
 }
 
 // printJSON writes v as indented JSON.
@@ -75,6 +109,11 @@ func Main(args []string) int {
 	ios := &IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	return Run(ctx, ios, args)
+}
+
+// Run runs one command line with ios and returns its exit code.
+func Run(ctx context.Context, ios *IO, args []string) int {
 	root := NewRoot(ios)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -198,16 +237,6 @@ func settingsDiffer(mine, daemon map[string]string) string {
 		}
 	}
 	return strings.Join(diffs, ", ")
-}
-
-// callDaemon connects, makes one call and closes.
-func callDaemon(ctx context.Context, method string, params, result any) error {
-	c, err := connect(ctx, nil)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	return c.Call(ctx, method, params, result)
 }
 
 func exactArgs(n int, what string) cobra.PositionalArgs {

@@ -34,7 +34,7 @@ func newRouteExplainCmd(ios *IO) *cobra.Command {
 				return err
 			}
 			var res protocol.RouteExplainResult
-			if err := callDaemon(cmd.Context(), protocol.MethodRouteExplain, p, &res); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodRouteExplain, p, &res); err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -67,7 +67,7 @@ func newRouteCalibrateCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var res protocol.RouteCalibrateResult
-			if err := callDaemon(cmd.Context(), protocol.MethodRouteCalibrate, p, &res); err != nil {
+			if err := ios.call(cmd.Context(), protocol.MethodRouteCalibrate, p, &res); err != nil {
 				return err
 			}
 			if ios.JSON {

@@ -71,7 +71,7 @@ func watch(ctx context.Context, ios *IO, ids []string) error {
 		}
 		return nil, nil
 	}
-	c, err := connect(ctx, h)
+	c, err := ios.connect(ctx, h)
 	if err != nil {
 		return err
 	}
