@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	"github.com/hub-agents/hub/hub/internal/hubtest/world"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/hub/store"
 )
 
 // These tests drive a job's shim in-process (package world) through its
@@ -154,4 +157,88 @@ func jobProcesses(marker []byte) []string {
 		out = append(out, filepath.Base(d)+": "+string(bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})))
 	}
 	return out
+}
+
+// TestShimSettlesADeadShimsJob: a job whose shim died mid-run (it let go of
+// the job's lock with the job still running) is settled: what its worktree
+// holds is committed on its branch as salvage, and it ends failed, saying
+// why, with its slot freed.
+func TestShimSettlesADeadShimsJob(t *testing.T) {
+	held := make(chan *os.File, 1)
+	w := world.New(t, world.Options{Spawn: func(_ *world.World, id string, lock *os.File) error {
+		fd, err := syscall.Dup(int(lock.Fd()))
+		if err != nil {
+			return err
+		}
+		held <- os.NewFile(uintptr(fd), lock.Name()) // a shim that took the job, and will die
+		return nil
+	}})
+	repo := w.Repo(map[string]string{"a.txt": "a\n"})
+	r := w.Start(repo, `true`)
+	lock := <-held
+	// What the dead shim had made: the job's worktree on its branch, with
+	// the worker's uncommitted work in it, and the job running.
+	wt := w.Paths.Worktree(r.ID)
+	hubtest.Git(t, repo, "worktree", "add", "-q", "-b", r.Branch, wt, r.Base)
+	if err := os.WriteFile(filepath.Join(wt, "half.txt"), []byte("half\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := w.Store()
+	if err := st.Update(w.Ctx, r.ID, func(j *store.Job) error { j.Worktree = wt; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SetState(w.Ctx, r.ID, []protocol.State{protocol.StatePreparing}, protocol.StateRunning, "", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	lock.Close() // the shim dies
+	end := w.Ended(r.ID)[0]
+	if end.State != protocol.StateFailed || !end.Salvaged || !strings.Contains(end.Error, "the job's shim died") ||
+		!strings.Contains(end.Error, "committed as salvage on "+r.Branch) {
+		t.Fatalf("settled: %s salvaged %v: %s", end.State, end.Salvaged, end.Error)
+	}
+	if got := hubtest.Git(t, repo, "show", r.Branch+":half.txt"); got != "half" {
+		t.Errorf("the branch has half.txt = %q", got)
+	}
+	res := hubtest.Call[protocol.ResultResult](t, w.Ctx, w.C, protocol.MethodJobResult, protocol.ResultParams{ID: r.ID, Evidence: true})
+	if ev := res.Evidence; ev == nil || len(ev.Files) != 1 || ev.Files[0].Path != "half.txt" || ev.State != protocol.StateFailed {
+		t.Errorf("the settled job's evidence: %+v", res.Evidence)
+	}
+	if n, _, err := st.CountActive(w.Ctx); err != nil || n != 0 {
+		t.Errorf("%d slots held after settling (%v)", n, err)
+	}
+}
+
+// TestShimEndings: the shim ends a job by what happened — the worker's exit,
+// verify's — each with its category, and the evidence the shim observed.
+func TestShimEndings(t *testing.T) {
+	w := world.New(t, world.Options{})
+	repo := w.Repo(map[string]string{"a.txt": "a\n"})
+	worker := w.Start(repo, `echo part > part.txt; exit 3`)
+	verify := w.Start(repo, `echo v > v.txt`, func(p *protocol.StartParams) { p.Verify = "echo checking; exit 4" })
+	timeout := w.Start(repo, `echo t > t.txt; sleep 30`, func(p *protocol.StartParams) { p.TimeoutS = 1 })
+	w.Ended(worker.ID, verify.ID, timeout.ID)
+	for _, c := range []struct {
+		id       string
+		state    protocol.State
+		category string
+		errHas   string
+		file     string
+	}{
+		{worker.ID, protocol.StateFailed, protocol.CategoryWorker, "code 3", "part.txt"},
+		{verify.ID, protocol.StateFailed, protocol.CategoryVerify, "exited 4", "v.txt"},
+		{timeout.ID, protocol.StateTimedOut, protocol.CategoryTimeout, "timed out", "t.txt"},
+	} {
+		res := hubtest.Call[protocol.ResultResult](t, w.Ctx, w.C, protocol.MethodJobResult, protocol.ResultParams{ID: c.id, Evidence: true})
+		ev := res.Evidence
+		if res.State != c.state || ev == nil || ev.Category != c.category || !strings.Contains(ev.Error, c.errHas) {
+			t.Errorf("job %s: %s, evidence %+v; want %s (%s) with %q", c.id, res.State, ev, c.state, c.category, c.errHas)
+			continue
+		}
+		if hubtest.Git(t, repo, "cat-file", "-t", "hub/"+c.id+":"+c.file) != "blob" {
+			t.Errorf("job %s: %s is not on its branch", c.id, c.file)
+		}
+		if c.category == protocol.CategoryVerify && (ev.Verify == nil || ev.Verify.ExitCode != 4 || !strings.Contains(ev.Verify.OutputTail, "checking")) {
+			t.Errorf("verify's evidence: %+v", ev.Verify)
+		}
+	}
 }
