@@ -10,21 +10,15 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
-type cleanupIn struct {
-	ID           string `json:"id"`
-	DeleteBranch bool   `json:"delete_branch,omitempty" jsonschema:"also delete hub/<id>"`
-	Force        bool   `json:"force,omitempty" jsonschema:"off-branch or unmerged too"`
-}
-
 func addCleanup(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "cleanup",
 		Description: "Remove an ended job's worktree; its branch stays unless asked.",
 		Annotations: annotate(protocol.MethodJobCleanup),
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in cleanupIn) (*mcp.CallToolResult, *protocol.CleanupResult, error) {
+		InputSchema: paramsSchema[protocol.CleanupParams](map[string]string{"delete_branch": "also delete hub/<id>", "force": "off-branch or unmerged too"}),
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.CleanupParams) (*mcp.CallToolResult, *protocol.CleanupResult, error) {
 		var out protocol.CleanupResult
-		p := protocol.CleanupParams{ID: in.ID, DeleteBranch: in.DeleteBranch, Force: in.Force}
-		if err := s.call(ctx, protocol.MethodJobCleanup, p, &out); err != nil {
+		if err := s.call(ctx, protocol.MethodJobCleanup, in, &out); err != nil {
 			return nil, nil, err
 		}
 		return text("%s", cleanupText(&out)), &out, nil

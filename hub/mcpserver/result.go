@@ -11,12 +11,6 @@ import (
 	"github.com/hub-agents/hub/hub/view"
 )
 
-type resultIn struct {
-	ID       string `json:"id"`
-	Full     bool   `json:"full,omitempty" jsonschema:"whole final text"`
-	Evidence bool   `json:"evidence,omitempty" jsonschema:"what hub observed, as JSON"`
-}
-
 // summaryLines bounds the summary the supervisor reads by default.
 const summaryLines = 10
 
@@ -25,17 +19,17 @@ func addResult(s *Server) {
 		Name:        "result",
 		Description: "A job's outcome: a 10-line summary, the full text, or the evidence.",
 		Annotations: annotate(protocol.MethodJobResult),
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in resultIn) (*mcp.CallToolResult, *protocol.ResultResult, error) {
+		InputSchema: paramsSchema[protocol.ResultParams](map[string]string{"full": "whole final text", "evidence": "what hub observed, as JSON"}),
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.ResultParams) (*mcp.CallToolResult, *protocol.ResultResult, error) {
 		var out protocol.ResultResult
-		p := protocol.ResultParams{ID: in.ID, Full: in.Full, Evidence: in.Evidence}
-		if err := s.call(ctx, protocol.MethodJobResult, p, &out); err != nil {
+		if err := s.call(ctx, protocol.MethodJobResult, in, &out); err != nil {
 			return nil, nil, err
 		}
 		return text("%s", resultText(in, &out)), &out, nil
 	})
 }
 
-func resultText(in resultIn, r *protocol.ResultResult) string {
+func resultText(in protocol.ResultParams, r *protocol.ResultResult) string {
 	var parts []string
 	switch {
 	case in.Full && r.Full != "":

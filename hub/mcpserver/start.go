@@ -31,12 +31,17 @@ var startDocs = map[string]string{
 }
 
 // startSchema is StartParams's schema with startDocs's descriptions.
-func startSchema() *jsonschema.Schema {
-	sch := inputSchema[protocol.StartParams]()
-	for name, doc := range startDocs {
+func startSchema() *jsonschema.Schema { return paramsSchema[protocol.StartParams](startDocs) }
+
+// paramsSchema is the input schema of a tool that takes a protocol method's
+// params type P itself, so it takes every field the method does and none is
+// copied by hand: P's schema, with docs's descriptions (by argument name).
+func paramsSchema[P any](docs map[string]string) *jsonschema.Schema {
+	sch := inputSchema[P]()
+	for name, doc := range docs {
 		p, ok := sch.Properties[name]
 		if !ok {
-			panic("mcpserver: start has no argument " + name)
+			panic(fmt.Sprintf("mcpserver: %T has no argument %s", *new(P), name))
 		}
 		p.Description = doc
 	}

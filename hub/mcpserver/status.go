@@ -9,18 +9,14 @@ import (
 	"github.com/hub-agents/hub/hub/view"
 )
 
-type idIn struct {
-	ID string `json:"id"`
-}
-
 func addStatus(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "status",
 		Description: "One job's state in one line.",
 		Annotations: annotate(protocol.MethodJobStatus),
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, *protocol.JobStatus, error) {
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.IDParams) (*mcp.CallToolResult, *protocol.JobStatus, error) {
 		var out protocol.JobStatus
-		if err := s.call(ctx, protocol.MethodJobStatus, protocol.IDParams{ID: in.ID}, &out); err != nil {
+		if err := s.call(ctx, protocol.MethodJobStatus, in, &out); err != nil {
 			return nil, nil, err
 		}
 		return text("%s", view.Line(out)), &out, nil

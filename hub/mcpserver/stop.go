@@ -14,9 +14,9 @@ func addStop(s *Server) {
 		Name:        "stop",
 		Description: "Stop a job; work so far is kept on its branch.",
 		Annotations: annotate(protocol.MethodJobStop),
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in idIn) (*mcp.CallToolResult, *protocol.JobStatus, error) {
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.IDParams) (*mcp.CallToolResult, *protocol.JobStatus, error) {
 		var out protocol.JobStatus
-		if err := s.call(ctx, protocol.MethodJobStop, protocol.IDParams{ID: in.ID}, &out); err != nil {
+		if err := s.call(ctx, protocol.MethodJobStop, in, &out); err != nil {
 			return nil, nil, err
 		}
 		return text("%s", view.Line(out)), &out, nil
