@@ -38,7 +38,7 @@ func TestLifecycle(t *testing.T) {
 			protocol.StartParams{Exec: `echo half > half.txt; sleep 30`, StallTimeoutS: 1},
 			want{state: protocol.StateFailed, errHas: "stalled", salvaged: true, file: "half.txt"}},
 		{"progress keeps a long worker alive",
-			protocol.StartParams{Exec: `for i in 1 2 3 4 5 6 7 8 9 10; do hub progress "step $i"; sleep 0.3; done; echo ok > ok.txt`, StallTimeoutS: 2},
+			protocol.StartParams{Exec: `for i in $(seq 1 15); do hub progress "step $i"; sleep 0.3; done; echo ok > ok.txt`, StallTimeoutS: 3},
 			want{state: protocol.StateSucceeded, file: "ok.txt"}},
 		{"hard timeout",
 			protocol.StartParams{Exec: `echo t > t.txt; while true; do echo tick; sleep 0.2; done`, TimeoutS: 2},
