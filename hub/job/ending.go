@@ -45,7 +45,7 @@ func Close(ctx context.Context, st *store.Store, j *store.Job, e End, now time.T
 	if ev == nil {
 		ev = Evidence(ctx, j, e.Head)
 	}
-	ev.State, ev.Category, ev.Error, ev.Salvaged, ev.Head = e.State, e.Category, e.Reason, e.Salvaged, e.Head
+	ev.Category, ev.Error, ev.Salvaged, ev.Head = e.Category, e.Reason, e.Salvaged, e.Head // its state: store.Finish
 	ev.Cost.Known, ev.Cost.Tokens, ev.Cost.ReservedUSD = e.CostKnown, e.Tokens, j.MaxMicros.USD()
 	if e.CostKnown {
 		ev.Cost.USD = e.CostMicros.USD()
