@@ -1,13 +1,15 @@
 # hub — make targets. `make demo` runs a delegation end to end; `make test` runs every test.
 GO      ?= go
 BIN     := bin/hub
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X github.com/hub-agents/hub/hub/cli.Version=$(VERSION)
+# The version comes from the build itself (Go stamps the commit and tag), as
+# for go build and go install; a release may set VERSION to override it.
+VERSION ?=
+LDFLAGS := $(if $(VERSION),-X github.com/hub-agents/hub/hub/cli.Version=$(VERSION))
 
 .PHONY: build test demo bench lint faults fuzz clean protocol vsix
 
 build:
-	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/hub
+	$(GO) build -buildvcs=auto -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/hub
 
 ## test: install what the tests need when missing, then run them all.
 test:

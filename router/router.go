@@ -259,7 +259,7 @@ func reject(req Request, e Engine, snap Snapshot, w Weights) (Rejection, bool) {
 	case req.ReadOnly && !e.ReadOnly:
 		r.Code = RejectReadOnly
 		r.Reason = "cannot run read-only in a plain directory"
-		r.Fix = "pass repo instead of cwd: hub then answers in a throwaway checkout"
+		r.Fix = "pass `repo` instead of `cwd`: hub then answers in a throwaway checkout"
 	case e.Refusal != "":
 		r.Code = RejectRefused
 		r.Reason = e.Refusal

@@ -35,6 +35,14 @@ func newDemoCmd(ios *IO) *cobra.Command {
 }
 
 func runDemo(ctx context.Context, ios *IO, dir, profileName string) error {
+	// With --json, what a person reads goes to stderr and stdout has one
+	// JSON object: the sample repo and the job's result.
+	text := ios
+	if ios.JSON {
+		c := *ios
+		c.Out, c.JSON = ios.ErrOut, false
+		text = &c
+	}
 	var err error
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "hub-demo-"); err != nil {
@@ -61,7 +69,7 @@ func runDemo(ctx context.Context, ios *IO, dir, profileName string) error {
 	if _, _, err := gitx.CommitAll(ctx, dir, "A greeting with a typo", gitx.Identity{Name: "demo", Email: "demo@localhost"}); err != nil {
 		return err
 	}
-	ios.printf("sample repo: %s (greet.sh prints \"Helo\"; test.sh wants \"Hello\")\n", dir)
+	text.printf("sample repo: %s (greet.sh prints \"Helo\"; test.sh wants \"Hello\")\n", dir)
 
 	p := protocol.StartParams{Task: demo.Task, Repo: dir, Engine: builtin.Name, Profile: profileName,
 		Verify: demo.Verify, DefinitionOfDone: demo.DefinitionOfDone}
@@ -69,20 +77,31 @@ func runDemo(ctx context.Context, ios *IO, dir, profileName string) error {
 	if err := ios.call(ctx, protocol.MethodJobStart, p, &started); err != nil {
 		return err
 	}
-	ios.printf("started %s on branch %s (engine %s, profile %s)\n", started.ID, started.Branch, started.Engine, profileName)
+	text.printf("started %s on branch %s (engine %s, profile %s)\n", started.ID, started.Branch, started.Engine, profileName)
 	t0 := time.Now()
-	if err := watch(ctx, ios, []string{started.ID}); err != nil {
+	if err := watch(ctx, text, []string{started.ID}); err != nil {
 		return err
 	}
 	var res protocol.ResultResult
 	if err := ios.call(ctx, protocol.MethodJobResult, protocol.ResultParams{ID: started.ID}, &res); err != nil {
 		return err
 	}
-	ios.printf("\n%s\n\n", res.Summary)
-	ios.printf("delegated, verified and committed in %s. Look at the work:\n  git -C %s log --oneline main..%s\n  hub result %s --evidence\n",
+	text.printf("\n%s\n\n", res.Summary)
+	text.printf("delegated, verified and committed in %s. Look at the work:\n  git -C %s log --oneline main..%s\n  hub result %s --evidence\n",
 		time.Since(t0).Round(time.Millisecond), dir, started.Branch, started.ID)
+	if ios.JSON {
+		if err := ios.printJSON(demoResult{Repo: dir, Result: res}); err != nil {
+			return err
+		}
+	}
 	if res.State != protocol.StateSucceeded {
 		return withCode(ExitJobFail, fmt.Errorf("the demo job ended %s", res.State))
 	}
 	return nil
+}
+
+// demoResult is what `hub demo --json` prints.
+type demoResult struct {
+	Repo   string                `json:"repo"`   // the sample repository
+	Result protocol.ResultResult `json:"result"` // the job's result, as `hub result --json` gives it
 }

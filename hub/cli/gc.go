@@ -15,7 +15,7 @@ import (
 func newDUCmd(ios *IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "du",
-		Short: "Disk use per job (worktree, journal, logs, engine folder), largest first, and HUB_HOME's totals",
+		Short: "Disk use per job (worktree, logs, engine folder), largest first, and HUB_HOME's totals",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var res protocol.DUResult

@@ -25,6 +25,10 @@ func TestInstallScripts(t *testing.T) {
 		clis[name] = hubtest.AgentCLI(t, name)
 		dirs = append(dirs, filepath.Dir(clis[name]))
 	}
+	repo, err := filepath.Abs("../..") // the checkout's top: a plugin marketplace
+	if err != nil {
+		t.Fatal(err)
+	}
 	files, err := filepath.Glob("testdata/script/install*.txtar")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no install scripts: %v", err)
@@ -47,6 +51,7 @@ func TestInstallScripts(t *testing.T) {
 			// ([!exec:$HUB_TEST_CLAUDE]): TestScripts runs them too, without
 			// the clients, and testscript caches [exec:claude] per process.
 			env.Setenv("HUB_TEST_CLAUDE", clis["claude"])
+			env.Setenv("HUB_REPO", repo)
 			path := append([]string{filepath.Dir(bin)}, dirs...)
 			env.Setenv("PATH", strings.Join(append(path, env.Getenv("PATH")), string(os.PathListSeparator)))
 			env.Defer(func() { stopDaemon(home) })
@@ -56,7 +61,8 @@ func TestInstallScripts(t *testing.T) {
 }
 
 // The repository's root is a Claude Code plugin (.claude-plugin/plugin.json,
-// skills/): Claude Code's own validator passes it, warnings counted.
+// skills/) and its marketplace (.claude-plugin/marketplace.json): Claude
+// Code's own validator passes it, warnings counted.
 func TestInstallPluginValidates(t *testing.T) {
 	claude := hubtest.AgentCLI(t, "claude")
 	home := t.TempDir()

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,9 +16,9 @@ import (
 
 type startOptions struct {
 	protocol.StartParams
-	maxUSD  float64
-	timeout time.Duration
-	files   []string
+	maxUSD                                  float64
+	timeout, ask, stall, setup, verifyLimit time.Duration
+	files                                   []string
 }
 
 func newStartCmd(ios *IO) *cobra.Command {
@@ -30,13 +31,8 @@ func newStartCmd(ios *IO) *cobra.Command {
 			if cmd.Flags().Changed("max-usd") {
 				o.MaxUSD = &o.maxUSD
 			}
-			if o.timeout < 0 {
-				return &usageError{fmt.Errorf("--timeout must not be negative")}
-			}
-			o.TimeoutS = int(o.timeout.Round(time.Second) / time.Second)
-			if o.timeout > 0 && o.TimeoutS == 0 {
-				o.TimeoutS = 1
-			}
+			o.TimeoutS, o.AskTimeoutS, o.StallTimeoutS = seconds(o.timeout), seconds(o.ask), seconds(o.stall)
+			o.SetupTimeoutS, o.VerifyTimeoutS = seconds(o.setup), seconds(o.verifyLimit)
 			o.Files = o.files
 			return runStart(cmd, ios, o.StartParams)
 		},
@@ -51,19 +47,20 @@ func newStartCmd(ios *IO) *cobra.Command {
 	f.StringVar(&o.Verify, "verify", "", "shell command run on the head commit in a clean checkout")
 	f.StringVar(&o.Base, "base", "", "revision to start from (default HEAD)")
 	f.Float64Var(&o.maxUSD, "max-usd", 0, "budget reserved before work (default from config)")
-	f.DurationVar(&o.timeout, "timeout", 0, "hard run timeout, e.g. 30m (default 30m)")
+	spanVar(f, &o.timeout, "timeout", 0, "hard run timeout, e.g. 30m (default 30m)")
 	f.StringVar((*string)(&o.Isolation), "isolation", "", "worktree (default), sandbox, isolated or untrusted")
 	f.StringVar(&o.DefinitionOfDone, "done", "", "definition of done")
 	f.StringVar(&o.Model, "model", "", "model for engines that take one")
 	f.StringVar(&o.Profile, "profile", "", "model profile")
 	f.StringVar(&o.Effort, "effort", "", "effort hint for the engine")
 	f.IntVar(&o.MaxTurns, "max-turns", 0, "turn limit for agent engines")
-	f.IntVar(&o.AskTimeoutS, "ask-timeout", 0, "seconds a question waits for a reply (default 600)")
-	f.IntVar(&o.StallTimeoutS, "stall-timeout", 0, "seconds of silence before a worker counts as stalled (default 600)")
+	spanVar(f, &o.ask, "ask-timeout", 0, "how long a question waits for a reply, e.g. 10m (default 10m)")
+	spanVar(f, &o.stall, "stall-timeout", 0, "how long a worker may be silent before it counts as stalled (default 10m)")
+	spanVar(f, &o.verifyLimit, "verify-timeout", 0, "how long verify may run (default 10m)")
 	f.StringSliceVar(&o.files, "file", nil, "file the worker should look at first (repeatable)")
 	f.StringVar(&o.Setup, "setup", "", "shell command run in the job's checkout after its dependencies, before the worker (default: .hub.json's)")
 	f.StringVar(&o.Deps, "deps", "", "auto (default: from the lockfiles), off, or a command that installs the dependencies")
-	f.IntVar(&o.SetupTimeoutS, "setup-timeout", 0, "seconds the install and the setup command may each take (default 900)")
+	spanVar(f, &o.setup, "setup-timeout", 0, "how long the install and the setup command may each take (default 15m)")
 	return cmd
 }
 
@@ -105,6 +102,9 @@ func runStart(cmd *cobra.Command, ios *IO, p protocol.StartParams) error {
 		where = "no branch (read)"
 	}
 	fmt.Fprintf(ios.ErrOut, "%s %s · %s · %s · %s\n", res.ID, res.State, res.Engine, where, res.Isolation)
+	for _, n := range res.Notes {
+		fmt.Fprintf(ios.ErrOut, "note: %s\n", asFlags(cmd.Root(), n))
+	}
 	return nil
 }
 
@@ -190,27 +190,56 @@ func newWaitCmd(ios *IO) *cobra.Command {
 				for _, id := range res.Unknown {
 					ios.printf("%s unknown\n", id)
 				}
-				ios.printf("cursor %d\n", res.Cursor)
+				for _, st := range res.Jobs {
+					if st.State == protocol.StateNeedsInput {
+						fmt.Fprintf(ios.ErrOut, "hint: answer with `hub reply %s TEXT`, then wait again\n", st.ID)
+					}
+				}
 			}
 			return waitExit(res)
 		},
 	}
 	cmd.Flags().BoolVar(&o.any, "any", false, "return when the first job is ready")
-	cmd.Flags().DurationVar(&o.timeout, "timeout", 300*time.Second, "give up after this long")
+	spanVar(cmd.Flags(), &o.timeout, "timeout", 5*time.Minute, "give up after this long")
 	cmd.Flags().Int64Var(&o.since, "since", 0, "cursor from an earlier wait: only newer questions count")
 	return cmd
 }
 
+// waitExit is wait's exit code: 4 when it gave up first, 6 when a job
+// asks a question (it goes nowhere until answered), 3 when one ended
+// without succeeding, 0 when every job succeeded (or, with --any, the one
+// that ended did).
 func waitExit(res protocol.WaitResult) error {
 	if !res.Done {
-		return withCode(ExitTimeout, nil)
+		return withCode(ExitPending, nil)
 	}
+	if len(res.Unknown) > 0 {
+		return withCode(ExitNotFound, nil)
+	}
+	code := ExitOK
 	for _, st := range res.Jobs {
-		if st.State.Terminal() && st.State != protocol.StateSucceeded {
-			return withCode(ExitJobFail, nil)
+		if c := stateExit(st.State); c == ExitNeedsInput || c == ExitJobFail && code != ExitNeedsInput {
+			code = c
 		}
 	}
-	return nil
+	if code == ExitOK {
+		return nil
+	}
+	return withCode(code, nil)
+}
+
+// stateExit is the exit code a command that reports a job's outcome ends
+// with: 0 succeeded, 3 ended otherwise, 6 waits for an answer, 4 not ended.
+func stateExit(s protocol.State) int {
+	switch {
+	case s == protocol.StateSucceeded:
+		return ExitOK
+	case s.Terminal():
+		return ExitJobFail
+	case s == protocol.StateNeedsInput:
+		return ExitNeedsInput
+	}
+	return ExitPending
 }
 
 func newStatusCmd(ios *IO) *cobra.Command {
@@ -249,7 +278,11 @@ func newResultCmd(ios *IO) *cobra.Command {
 			}
 			switch {
 			case p.Evidence && res.Evidence == nil:
-				return withCode(ExitError, fmt.Errorf("job %s has no evidence yet: it is %s", res.ID, res.State))
+				code := stateExit(res.State)
+				if code == ExitOK || code == ExitJobFail {
+					code = ExitError
+				}
+				return withCode(code, fmt.Errorf("job %s has no evidence yet: it is %s", res.ID, res.State))
 			case p.Evidence:
 				if err := ios.printJSON(res.Evidence); err != nil {
 					return err
@@ -263,8 +296,8 @@ func newResultCmd(ios *IO) *cobra.Command {
 			default:
 				ios.printf("%s\n", res.Summary)
 			}
-			if res.State.Terminal() && res.State != protocol.StateSucceeded {
-				return withCode(ExitJobFail, nil)
+			if c := stateExit(res.State); c != ExitOK {
+				return withCode(c, nil)
 			}
 			return nil
 		},
@@ -349,7 +382,7 @@ func newCleanupCmd(ios *IO) *cobra.Command {
 			if ios.JSON {
 				return ios.printJSON(res)
 			}
-			ios.printf("%s: worktree removed %v, branch %s deleted %v\n", res.ID, res.WorktreeRemoved, res.Branch, res.BranchDeleted)
+			ios.printf("%s\n", cleanupLine(res))
 			return nil
 		},
 	}
@@ -367,6 +400,9 @@ func newJobsCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, s := range states {
+				if !slices.Contains(protocol.States, protocol.State(s)) {
+					return &usageError{fmt.Errorf("--state %q is not a state: use %s", s, strings.Join(strs(protocol.States), ", "))}
+				}
 				p.States = append(p.States, protocol.State(s))
 			}
 			var res protocol.ListResult
@@ -439,4 +475,21 @@ func newVersionCmd(ios *IO) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// cleanupLine says what cleanup did, as a sentence.
+func cleanupLine(res protocol.CleanupResult) string {
+	var did []string
+	if res.WorktreeRemoved {
+		did = append(did, "removed its worktree")
+	} else {
+		did = append(did, "it had no worktree left")
+	}
+	switch {
+	case res.BranchDeleted:
+		did = append(did, "deleted branch "+res.Branch)
+	case res.Branch != "":
+		did = append(did, "kept branch "+res.Branch+" (`hub cleanup "+res.ID+" --delete-branch` deletes it)")
+	}
+	return res.ID + ": " + strings.Join(did, "; ")
 }

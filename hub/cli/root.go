@@ -15,6 +15,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,17 +31,30 @@ import (
 	"github.com/hub-agents/hub/hub/rpc"
 )
 
-// Version is hub's version, set at build time with -ldflags "-X ...cli.Version=...".
-var Version = "0.1.0-dev"
+// Version is hub's version, one for every way it is built: the module
+// version `go install …@vX` records, or the one `go build` (and make build,
+// which calls it) derives from the checkout's commit and tag — v0.0.0-
+// <time>-<commit>, +dirty with uncommitted changes. A build that records
+// none (a test binary) is "devel". A release may still set it with
+// -ldflags "-X …cli.Version=…".
+var Version = buildVersion()
+
+func buildVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return strings.TrimPrefix(bi.Main.Version, "v")
+	}
+	return "devel"
+}
 
 // Exit codes, documented in docs/cli.md.
 const (
-	ExitOK       = 0 // success
-	ExitError    = 1 // the command failed (refused start, daemon error, …)
-	ExitUsage    = 2 // bad flags or arguments
-	ExitJobFail  = 3 // a job ended without succeeding
-	ExitTimeout  = 4 // wait returned before the jobs ended; ask got no answer in time
-	ExitNotFound = 5 // unknown job id
+	ExitOK         = 0 // success
+	ExitError      = 1 // the command failed (refused start, daemon error, …)
+	ExitUsage      = 2 // bad flags, arguments or parameters (an empty task, an unknown engine)
+	ExitJobFail    = 3 // a job ended without succeeding
+	ExitPending    = 4 // a job has not ended: wait timed out, result of a running job; ask got no answer in time
+	ExitNotFound   = 5 // unknown job id
+	ExitNeedsInput = 6 // a job waits for an answer (wait, result): hub reply, then wait again
 )
 
 // exitError carries an exit code up to Main.
@@ -120,11 +135,12 @@ func Run(ctx context.Context, ios *IO, args []string) int {
 	if err == nil {
 		return ExitOK
 	}
-	return report(ios, err)
+	return report(root, ios, err)
 }
 
-// report prints err with its hint and maps it to an exit code.
-func report(ios *IO, err error) int {
+// report prints err with its hint, in the shell's words, and maps it to an
+// exit code.
+func report(root *cobra.Command, ios *IO, err error) int {
 	code := ExitError
 	var ee *exitError
 	if errors.As(err, &ee) {
@@ -134,27 +150,72 @@ func report(ios *IO, err error) int {
 			return code
 		}
 	}
+	msg, hint := err.Error(), rpc.HintOf(err)
 	var je *jsonrpc2.Error
-	if errors.As(err, &je) {
-		if je.Code == protocol.CodeNotFound {
-			code = ExitNotFound
-		}
-		fmt.Fprintf(ios.ErrOut, "hub: %s\n", je.Message)
-		if h := rpc.HintOf(err); h != "" {
-			fmt.Fprintf(ios.ErrOut, "hint: %s\n", h)
-		}
-		return code
-	}
 	var ue *usageError
-	if errors.As(err, &ue) {
+	switch {
+	case errors.As(err, &je):
+		msg = je.Message
+		switch je.Code {
+		case protocol.CodeNotFound:
+			code = ExitNotFound
+			if strings.HasPrefix(msg, "unknown job id") {
+				hint = "list jobs with `hub jobs` and use one of their ids"
+			}
+		case protocol.CodeInvalidParams:
+			code = ExitUsage
+		}
+	case errors.As(err, &ue):
 		code = ExitUsage
 	}
-	fmt.Fprintf(ios.ErrOut, "hub: %v\n", err)
-	// An error that knows what to do about it says so.
-	if h := rpc.HintOf(err); h != "" {
-		fmt.Fprintf(ios.ErrOut, "hint: %s\n", h)
+	fmt.Fprintf(ios.ErrOut, "hub: %s\n", asFlags(root, msg))
+	if hint != "" {
+		fmt.Fprintf(ios.ErrOut, "hint: %s\n", asFlags(root, hint))
 	}
 	return code
+}
+
+// fieldName is a request field as a message or hint names it: `max_usd`.
+var fieldName = regexp.MustCompile("`([a-z][a-z_]*)`")
+
+// asFlags says a request field a message names the way a shell user gives
+// it: `exec` is `--exec`, `max_usd` is `--max-usd` — where a command has that
+// flag.
+func asFlags(root *cobra.Command, s string) string {
+	return fieldName.ReplaceAllStringFunc(s, func(m string) string {
+		if f := flagOf(m[1 : len(m)-1]); hasFlag(root, f) {
+			return "`--" + f + "`"
+		}
+		return m
+	})
+}
+
+// flagOf is the flag that sets a request field: its name with dashes, a
+// seconds suffix dropped (timeout_s is --timeout, which takes a duration),
+// but for the few named for the shell.
+func flagOf(field string) string {
+	switch field {
+	case "definition_of_done":
+		return "done"
+	case "files":
+		return "file"
+	case "question_id":
+		return "question"
+	}
+	return strings.ReplaceAll(strings.TrimSuffix(field, "_s"), "_", "-")
+}
+
+// hasFlag reports whether any command of the tree has flag name.
+func hasFlag(c *cobra.Command, name string) bool {
+	if c.Flags().Lookup(name) != nil {
+		return true
+	}
+	for _, sub := range c.Commands() {
+		if hasFlag(sub, name) {
+			return true
+		}
+	}
+	return false
 }
 
 type usageError struct{ error }
@@ -170,19 +231,35 @@ func NewRoot(ios *IO) *cobra.Command {
 	root.SetOut(ios.Out)
 	root.SetErr(ios.ErrOut)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &usageError{fmt.Errorf("%v (see hub %s --help)", err, c.Name())}
+		return &usageError{fmt.Errorf("%v (see %s --help)", err, c.CommandPath())}
 	})
 	root.PersistentFlags().BoolVar(&ios.JSON, "json", false, "print JSON for machines")
-	root.AddCommand(
-		newStartCmd(ios), newStartManyCmd(ios), newWaitCmd(ios), newStatusCmd(ios), newResultCmd(ios),
-		newReplyCmd(ios), newSteerCmd(ios), newStopCmd(ios), newCleanupCmd(ios), newJobsCmd(ios),
-		newEnginesCmd(ios), newRouteCmd(ios), newWatchCmd(ios), newEventsCmd(ios), newServeCmd(ios), newMCPCmd(ios), newShimCmd(ios), newSandboxExecCmd(ios),
-		newAskCmd(ios), newProgressCmd(ios), newStatuslineCmd(ios), newDemoCmd(ios), newVersionCmd(ios), newShutdownCmd(ios),
-		newProfileCmd(ios), newProviderCmd(ios), newWorkerMCPCmd(ios), newInstallCmd(ios), newUninstallCmd(ios), newDoctorCmd(ios),
-	)
-	root.AddCommand(newLedgerCmd(ios))
-	root.AddCommand(newROICmd(ios))
-	root.AddCommand(newDUCmd(ios), newGCCmd(ios))
+	root.Version = Version
+	root.SetVersionTemplate("hub {{.Version}} (protocol " + protocol.Version + ")\n")
+	groups := []struct {
+		id, title string
+		cmds      []*cobra.Command
+	}{
+		{"jobs", "Jobs:", []*cobra.Command{newStartCmd(ios), newStartManyCmd(ios), newWaitCmd(ios), newStatusCmd(ios), newResultCmd(ios),
+			newReplyCmd(ios), newSteerCmd(ios), newStopCmd(ios), newCleanupCmd(ios), newJobsCmd(ios), newWatchCmd(ios), newEventsCmd(ios)}},
+		{"money", "Engines, routing and money:", []*cobra.Command{newEnginesCmd(ios), newRouteCmd(ios), newLedgerCmd(ios), newROICmd(ios)}},
+		{"setup", "Setting up:", []*cobra.Command{newDemoCmd(ios), newProfileCmd(ios), newProviderCmd(ios),
+			newInstallCmd(ios), newUninstallCmd(ios), newDoctorCmd(ios)}},
+		{"hub", "The daemon and its files:", []*cobra.Command{newServeCmd(ios), newShutdownCmd(ios), newMCPCmd(ios), newStatuslineCmd(ios),
+			newDUCmd(ios), newGCCmd(ios), newVersionCmd(ios)}},
+		{"worker", "Inside a job (for its worker):", []*cobra.Command{newAskCmd(ios), newProgressCmd(ios),
+			newShimCmd(ios), newSandboxExecCmd(ios), newWorkerMCPCmd(ios)}},
+	}
+	for _, g := range groups {
+		root.AddGroup(&cobra.Group{ID: g.id, Title: g.title})
+		for _, c := range g.cmds {
+			c.GroupID = g.id
+			root.AddCommand(c)
+		}
+	}
+	root.SetHelpCommandGroupID("hub")
+	root.SetCompletionCommandGroupID("setup")
+	complete(root, ios)
 	return root
 }
 
@@ -242,7 +319,7 @@ func settingsDiffer(mine, daemon map[string]string) string {
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return &usageError{fmt.Errorf("%s needs %s (see hub %s --help)", cmd.Name(), what, cmd.Name())}
+			return needs(cmd, what)
 		}
 		return nil
 	}
@@ -251,8 +328,15 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 func minArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < n {
-			return &usageError{fmt.Errorf("%s needs %s (see hub %s --help)", cmd.Name(), what, cmd.Name())}
+			return needs(cmd, what)
 		}
 		return nil
 	}
+}
+
+// needs is the usage error of a command given the wrong arguments: what it
+// needs, and where its help is.
+func needs(cmd *cobra.Command, what string) error {
+	name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+	return &usageError{fmt.Errorf("%s needs %s (see %s --help)", name, what, cmd.CommandPath())}
 }

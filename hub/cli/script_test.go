@@ -1,12 +1,20 @@
 package cli_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/spf13/cobra"
 
+	"github.com/hub-agents/hub/hub/cli"
 	"github.com/hub-agents/hub/hub/internal/hubtest"
 )
 
@@ -18,7 +26,8 @@ func TestMain(m *testing.M) { os.Exit(hubtest.Main(m)) }
 func TestScripts(t *testing.T) {
 	bin := hubtest.MustBinary(t)
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+		Dir:  "testdata/script",
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": exits, "jsonout": jsonout},
 		Setup: func(env *testscript.Env) error {
 			home := filepath.Join(env.WorkDir, ".hub")
 			env.Setenv("HUB_HOME", home)
@@ -43,4 +52,75 @@ func TestScripts(t *testing.T) {
 func stopDaemon(dir string) {
 	e := &hubtest.Env{Home: dir}
 	e.Shutdown(nil)
+}
+
+// exits N PROG ARGS... runs a program as exec does and fails unless it
+// exits with code N: the CLI's documented exit codes, each checked exactly.
+func exits(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exits CODE PROG [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exits: %q is not an exit code", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("exits: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// jsonout fails unless the last command's stdout is JSON: one value, or
+// (jsonout lines) one value per line.
+func jsonout(ts *testscript.TestScript, neg bool, args []string) {
+	out := []byte(ts.ReadFile("stdout"))
+	docs := [][]byte{out}
+	if len(args) == 1 && args[0] == "lines" {
+		docs = bytes.Split(bytes.TrimRight(out, "\n"), []byte("\n"))
+	}
+	for _, d := range docs {
+		if ok := json.Valid(d) && len(bytes.TrimSpace(d)) > 0; ok == neg {
+			ts.Fatalf("stdout is not JSON:\n%s", out)
+		}
+	}
+}
+
+// TestEveryCommandTakesJSON: testdata/script/json.txtar runs every command
+// of the tree that prints a result with --json and checks its stdout is
+// JSON; this fails for a command added without a line there. The commands
+// that speak a protocol or a shell on stdout are the documented exceptions.
+func TestEveryCommandTakesJSON(t *testing.T) {
+	b, err := os.ReadFile("testdata/script/json.txtar")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := string(b)
+	except := map[string]bool{"serve": true, "mcp": true, "completion": true, "help": true}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		path := strings.TrimPrefix(c.CommandPath(), "hub ")
+		if c.Runnable() && !c.Hidden && c.HasParent() && !except[strings.Fields(path)[0]] {
+			covered := false
+			for _, line := range strings.Split(script, "\n") {
+				if i := strings.Index(line, "hub "+path+" "); i >= 0 && strings.Contains(line[i:], "--json") {
+					covered = true
+				}
+			}
+			if !covered {
+				t.Errorf("hub %s has no --json line in json.txtar", path)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(cli.NewRoot(&cli.IO{}))
 }

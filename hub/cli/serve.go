@@ -104,6 +104,9 @@ is gone, so the next command starts a new daemon. Running jobs go on in their sh
 			}
 			c, err := client.Connect(cmd.Context(), paths, client.Options{ClientName: "hub-cli"})
 			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) || client.Code(err) == protocol.CodeShuttingDown {
+				if ios.JSON {
+					return ios.printJSON(shutdownResult{Home: paths.Home})
+				}
 				ios.printf("no daemon is running for %s\n", paths.Home)
 				return nil
 			}
@@ -122,10 +125,19 @@ is gone, so the next command starts a new daemon. Running jobs go on in their sh
 			if err := proc.WaitExit(cmd.Context(), pid, shutdownWait); err != nil {
 				return fmt.Errorf("daemon %d was asked to stop but is still running after %s; see %s", pid, shutdownWait, paths.DaemonLog())
 			}
+			if ios.JSON {
+				return ios.printJSON(shutdownResult{Home: paths.Home, Stopped: pid})
+			}
 			ios.printf("daemon %d stopped\n", pid)
 			return nil
 		},
 	}
+}
+
+// shutdownResult is what `hub shutdown --json` prints.
+type shutdownResult struct {
+	Home    string `json:"home"`              // the HUB_HOME whose daemon was asked
+	Stopped int    `json:"stopped,omitempty"` // the pid of the daemon that stopped; absent when none ran
 }
 
 // shutdownWait bounds how long shutdown waits for the daemon to exit: its

@@ -12,6 +12,7 @@ import (
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 func newStatuslineCmd(ios *IO) *cobra.Command {
@@ -23,77 +24,102 @@ func newStatuslineCmd(ios *IO) *cobra.Command {
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Claude Code sends session JSON on stdin; it is not needed.
-			line, err := statusLine(cmd.Context())
+			sum, err := statusLine(cmd.Context())
 			if err != nil {
 				return err
 			}
-			ios.printf("%s\n", line)
+			if ios.JSON {
+				return ios.printJSON(sum)
+			}
+			ios.printf("%s\n", sum.Line())
 			return nil
 		},
 	}
 }
 
+// jobsSummary is every job of HUB_HOME at a glance: what `hub statusline`
+// prints, as a line or (--json) as this.
+type jobsSummary struct {
+	NeedsInput []string `json:"needs_input"` // jobs waiting for an answer
+	Running    int      `json:"running"`
+	Queued     int      `json:"queued"`
+	Ended      int      `json:"ended"`  // in the last ten minutes
+	Failed     int      `json:"failed"` // of those, ended without succeeding
+	// MonthUSD is the month's spend with what is reserved; nil with no store.
+	MonthUSD *float64 `json:"month_usd,omitempty"`
+	month    micros.Micros
+}
+
 // statusLine aggregates every job: what runs, what waits for an answer, what
 // ended in the last ten minutes, and the month's spend.
-func statusLine(ctx context.Context) (string, error) {
+func statusLine(ctx context.Context) (jobsSummary, error) {
+	sum := jobsSummary{NeedsInput: []string{}}
 	paths, err := config.Resolve()
 	if err != nil {
-		return "", err
+		return sum, err
 	}
 	if _, err := os.Stat(paths.DB()); err != nil {
-		return "hub: idle", nil
+		return sum, nil
 	}
 	st, err := store.Open(paths.DB())
 	if err != nil {
-		return "", err
+		return sum, err
 	}
 	defer st.Close()
 	jobs, err := st.ListJobs(ctx, nil, "", 200)
 	if err != nil {
-		return "", err
+		return sum, err
 	}
 	now := time.Now().UTC()
-	var running, queued, ended, failed int
-	var asks []string
 	for _, j := range jobs {
 		switch {
 		case j.State == protocol.StateNeedsInput:
-			asks = append(asks, j.ID)
+			sum.NeedsInput = append(sum.NeedsInput, j.ID)
 		case j.State == protocol.StateQueued:
-			queued++
+			sum.Queued++
 		case j.State.Active():
-			running++
+			sum.Running++
 		case now.Sub(j.EndedAt) < 10*time.Minute:
-			ended++
+			sum.Ended++
 			if j.State != protocol.StateSucceeded {
-				failed++
+				sum.Failed++
 			}
 		}
 	}
 	tot, err := st.MonthTotals(ctx, now.Format("2006-01"))
 	if err != nil {
-		return "", err
+		return sum, err
 	}
+	sum.month = tot.ChargedMicros + tot.ReservedMicros
+	usd := sum.month.USD()
+	sum.MonthUSD = &usd
+	return sum, nil
+}
+
+// Line is the summary as Claude Code's status line shows it.
+func (s jobsSummary) Line() string {
 	var parts []string
-	if len(asks) > 0 {
-		parts = append(parts, fmt.Sprintf("⚠ %d needs input (%s)", len(asks), strings.Join(asks, ", ")))
+	if n := len(s.NeedsInput); n > 0 {
+		parts = append(parts, fmt.Sprintf("⚠ %d needs input (%s)", n, strings.Join(s.NeedsInput, ", ")))
 	}
-	if running > 0 {
-		parts = append(parts, fmt.Sprintf("⏳ %d running", running))
+	if s.Running > 0 {
+		parts = append(parts, fmt.Sprintf("⏳ %d running", s.Running))
 	}
-	if queued > 0 {
-		parts = append(parts, fmt.Sprintf("%d queued", queued))
+	if s.Queued > 0 {
+		parts = append(parts, fmt.Sprintf("%d queued", s.Queued))
 	}
-	if ended > 0 {
-		s := fmt.Sprintf("✓ %d ended", ended)
-		if failed > 0 {
-			s += fmt.Sprintf(" (%d failed)", failed)
+	if s.Ended > 0 {
+		e := fmt.Sprintf("✓ %d ended", s.Ended)
+		if s.Failed > 0 {
+			e += fmt.Sprintf(" (%d failed)", s.Failed)
 		}
-		parts = append(parts, s)
+		parts = append(parts, e)
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "idle")
 	}
-	parts = append(parts, (tot.ChargedMicros+tot.ReservedMicros).String()+" this month")
-	return "hub: " + strings.Join(parts, " · "), nil
+	if s.MonthUSD != nil {
+		parts = append(parts, s.month.String()+" this month")
+	}
+	return "hub: " + strings.Join(parts, " · ")
 }

@@ -52,7 +52,7 @@ func newAskCmd(ios *IO) *cobra.Command {
 			}
 			if res.TimedOut {
 				fmt.Fprintln(ios.ErrOut, res.Instruction)
-				return withCode(ExitTimeout, nil)
+				return withCode(ExitPending, nil)
 			}
 			ios.printf("%s\n", res.Answer)
 			return nil

@@ -39,7 +39,7 @@ func (s *Server) JobCleanup(ctx context.Context, p protocol.CleanupParams) (*pro
 	c := job.Checkout(s.o.Paths, j, repo)
 	if gcExists(c.Dir) {
 		if on, what := c.HeadOnBranch(); !on && j.Branch != "" && !p.Force {
-			return nil, wrongState("look at "+c.Dir+" and put what you want to keep on "+j.Branch+", or pass force to remove it anyway",
+			return nil, wrongState("look at "+c.Dir+" and put what you want to keep on "+j.Branch+", or pass `force` to remove it anyway",
 				"the worktree of job %s is not on its branch %s: %s", j.ID, j.Branch, what)
 		}
 		if dirty, err := c.Dirty(ctx, worktreeRev(j)); err != nil || dirty {
@@ -68,7 +68,7 @@ func (s *Server) JobCleanup(ctx context.Context, p protocol.CleanupParams) (*pro
 		if ok {
 			action, reason := branchAction(ctx, repo, j, p.Force)
 			if action != protocol.GCRemove {
-				return nil, wrongState("merge it first, or pass force to delete it anyway", "branch %s of job %s is kept: %s", j.Branch, j.ID, reason)
+				return nil, wrongState("merge it first, or pass `force` to delete it anyway", "branch %s of job %s is kept: %s", j.Branch, j.ID, reason)
 			}
 			deleteBranch = true
 		}

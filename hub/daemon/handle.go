@@ -50,7 +50,7 @@ func decode(req *jsonrpc2.Request, v any) error { return rpc.DecodeParams(req, v
 // notFound maps a store lookup error to a protocol error.
 func notFound(id string, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
-		return rpc.Errorf(protocol.CodeNotFound, "list jobs with `hub jobs` (or the status tool) and use one of their ids", "unknown job id %q", id)
+		return rpc.Errorf(protocol.CodeNotFound, "use an id a start returned; the job list has them all", "unknown job id %q", id)
 	}
 	return internal(err)
 }

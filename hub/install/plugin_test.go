@@ -23,7 +23,7 @@ const repoRoot = "../.."
 // The plugin's skill is the skill install writes; go test ./hub/install
 // -update rewrites the copy after the skill changed.
 func TestPluginSkillIsCurrent(t *testing.T) {
-	path := filepath.Join(repoRoot, ".claude-plugin", "skills", SkillName, "SKILL.md")
+	path := filepath.Join(repoRoot, "skills", SkillName, "SKILL.md")
 	if *update {
 		if err := os.WriteFile(path, []byte(Skill()), 0o644); err != nil {
 			t.Fatal(err)

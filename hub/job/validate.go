@@ -119,10 +119,10 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 		}
 		sha, err := repo.Resolve(p.Base)
 		if errors.Is(err, gitx.ErrNoCommits) {
-			return nil, bad("base", "pass base (a branch, tag or commit) to start from, or commit something first; hub starts every job from a commit", "%v", err)
+			return nil, bad("base", "pass `base` (a branch, tag or commit) to start from, or commit something first; hub starts every job from a commit", "%v", err)
 		}
 		if err != nil {
-			return nil, bad("base", "pass a branch, tag or commit of that repo, or leave base out for HEAD", "%v", err)
+			return nil, bad("base", "pass a branch, tag or commit of that repo, or leave `base` out for HEAD", "%v", err)
 		}
 		if err := checkRepoShape(repo, p); err != nil {
 			return nil, err
@@ -151,7 +151,7 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 		}
 	default:
 		if p.Kind == protocol.KindRead {
-			return nil, bad("repo", "pass repo (a git checkout) or cwd (a directory) for a read job", "a read job needs repo or cwd")
+			return nil, bad("repo", "pass `repo` (a git checkout) or `cwd` (a directory) for a read job", "a read job needs repo or cwd")
 		}
 		return nil, bad("repo", "pass the absolute path of a git checkout", "repo is required for a write job")
 	}
@@ -224,7 +224,7 @@ func normalize(p protocol.StartParams, s config.Settings) (protocol.StartParams,
 		return p, 0, bad("isolation", "use one of "+protocol.JoinIsolation(protocol.IsolationLevels, ", "), "unknown isolation level %q", p.Isolation)
 	}
 	if engine.Sandboxed(p.Isolation) && p.Repo == "" && p.Cwd != "" {
-		return p, 0, bad("isolation", "pass repo instead of cwd, or ask for isolation worktree",
+		return p, 0, bad("isolation", "pass `repo` instead of `cwd`, or ask for `isolation` worktree",
 			"isolation %s needs a repo: the sandbox is built around the job's own checkout", p.Isolation)
 	}
 
@@ -359,7 +359,7 @@ func routeRefusal(d router.Decision) *FieldError {
 			case router.RejectBudget, router.RejectCap:
 				return refused("max_usd", hint, "%s", d.Refusal)
 			case router.RejectReadOnly:
-				return refused("cwd", "pass repo instead of cwd", "%s", d.Refusal)
+				return refused("cwd", "pass `repo` instead of `cwd`", "%s", d.Refusal)
 			}
 		}
 	}

@@ -23,7 +23,7 @@ func Profile(configDir, name string, providers ...string) (profile.Profile, stri
 	st := profile.Store{Dir: configDir}
 	p, err := st.Get(name)
 	if errors.Is(err, profile.ErrNoDefault) {
-		return p, "", errors.New("no profile named and no default profile set; pass profile (hub profile list shows them)")
+		return p, "", errors.New("no profile named and no default profile set; pass `profile` (`hub profile list` shows them)")
 	}
 	if err != nil {
 		return p, "", err

@@ -98,7 +98,7 @@ func (e *Engine) Check(spec protocol.StartParams) error {
 	}
 	p, err := e.profiles().Get(spec.Profile)
 	if errors.Is(err, profile.ErrNoDefault) {
-		return errors.New("no profile named and no default profile set; pass profile, or set one with hub profile set NAME --provider openai --model MODEL")
+		return errors.New("no profile named and no default profile set; pass `profile`, or set one with `hub profile set NAME --provider openai --model MODEL`")
 	}
 	if err != nil {
 		return err

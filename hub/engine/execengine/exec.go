@@ -49,7 +49,7 @@ func (*Engine) Probe(ctx context.Context) engine.Availability {
 
 func (e *Engine) Check(spec protocol.StartParams) error {
 	if strings.TrimSpace(spec.Exec) == "" {
-		return errors.New("engine exec needs a command: pass exec (the shell command the worker runs)")
+		return errors.New("engine exec needs a command: pass `exec` (the shell command the worker runs)")
 	}
 	if strings.ContainsRune(spec.Exec, 0) {
 		return errors.New("exec command contains a NUL byte")
