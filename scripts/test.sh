@@ -48,10 +48,14 @@ go test -count=1 -p 2 -timeout 20m ./...
 go test -count=1 -race ./hub/rpc ./hub/store ./hub/mcpserver ./hub/client ./hub/job ./hub/engine/... ./agent/... ./rubric
 HUB_TEST_RACE=1 GORACE=halt_on_error=1 go test -count=1 -timeout 20m ./hub/e2e ./hub/cli
 
+make build
+# The official MCP conformance suite against a real `hub mcp --http` (the
+# suite and the Node 24 it needs are installed once, into ~/.cache/hub).
+HUB_BIN="$PWD/bin/hub" ./scripts/conformance.sh
+
 # The VS Code extension: type check, unit tests against a real daemon running
 # real jobs, the .vsix, then the UI tests in a real code-server driven by
 # Chromium (screenshots under vscode-extension/test/ui/out/).
-make build
 npm run typecheck -w vscode-extension
 HUB_BIN="$PWD/bin/hub" npm run test:unit -w vscode-extension
 npm run package -w vscode-extension

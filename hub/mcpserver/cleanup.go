@@ -13,8 +13,8 @@ import (
 func addCleanup(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "cleanup",
-		Description: "Remove an ended job's worktree; its branch stays unless asked.",
-		Annotations: annotate(protocol.MethodJobCleanup),
+		Description: "Remove an ended job's worktree.",
+		Annotations: annotate("Clean up job", protocol.MethodJobCleanup),
 		InputSchema: paramsSchema[protocol.CleanupParams](map[string]string{"delete_branch": "also delete hub/<id>", "force": "off-branch or unmerged too"}),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.CleanupParams) (*mcp.CallToolResult, *protocol.CleanupResult, error) {
 		var out protocol.CleanupResult

@@ -14,8 +14,8 @@ import (
 func addEngines(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "engines",
-		Description: "Engines here, capacity (source, age, confidence), month's spend.",
-		Annotations: annotate(protocol.MethodEngineList),
+		Description: "Engines here: capacity and this month's spend.",
+		Annotations: annotate("List engines", protocol.MethodEngineList),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, *protocol.EnginesResult, error) {
 		var out protocol.EnginesResult
 		if err := s.call(ctx, protocol.MethodEngineList, struct{}{}, &out); err != nil {

@@ -1,55 +1,58 @@
 package mcpserver
 
 import (
+	"context"
 	"crypto/subtle"
+	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // httpSessionTimeout closes HTTP sessions idle this long.
 const httpSessionTimeout = 30 * time.Minute
 
-// HTTPHandler serves stateful streamable HTTP MCP for s. A request needs
-// "Authorization: Bearer <token>" (401 otherwise); a present Origin must be
-// http(s) on localhost, 127.0.0.1 or [::1] (403 otherwise); and the SDK
-// refuses a non-loopback Host on a loopback listener (403, DNS rebinding).
+// tokenHint says where the token is; it ends every refusal of a wrong token.
+const tokenHint = "send Authorization: Bearer <token> (the token is in HUB_HOME/mcp-token)"
+
+// HTTPHandler serves stateful streamable HTTP MCP for s, guarded by the
+// SDK's and net/http's stock checks, outermost first:
+//
+//   - http.CrossOriginProtection: a browser's cross-origin POST or DELETE
+//     (Sec-Fetch-Site, or an Origin that is not the Host) gets 403. GET,
+//     HEAD and OPTIONS pass, as net/http treats them as safe: the bearer
+//     token still guards them.
+//   - auth.RequireBearerToken: "Authorization: Bearer <token>" with hub's
+//     token (compared in constant time), or 401.
+//   - the SDK's DNS-rebinding protection: on a loopback listener a Host
+//     that is not localhost, 127.0.0.1 or [::1] gets 403.
+//
+// Streams are resumable: an event store keeps each session's recent events,
+// so a 2025-11-25 client gets a priming event first on every SSE stream and
+// can reconnect with Last-Event-ID.
 func HTTPHandler(s *Server, token string) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{SessionTimeout: httpSessionTimeout, Logger: s.log})
-	want := []byte("Bearer " + token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if o := r.Header.Get("Origin"); o != "" && !localOrigin(o) {
-			http.Error(w, "Forbidden: origin "+o+" is not local", http.StatusForbidden)
-			return
-		}
-		got := []byte(r.Header.Get("Authorization"))
-		if token == "" || subtle.ConstantTimeCompare(got, want) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="hub"`)
-			http.Error(w, "Unauthorized: send Authorization: Bearer <token> (the token is in HUB_HOME/mcp-token)", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
+		&mcp.StreamableHTTPOptions{
+			SessionTimeout: httpSessionTimeout,
+			Logger:         s.log,
+			EventStore:     mcp.NewMemoryEventStore(nil),
+		})
+	authed := auth.RequireBearerToken(verifyToken(token), &auth.RequireBearerTokenOptions{
+		AllowMissingExpiration: true, // hub's token lives as long as its file
+	})(h)
+	return http.NewCrossOriginProtection().Handler(authed)
 }
 
-// localOrigin reports whether o is http(s)://localhost|127.0.0.1|[::1] with
-// an optional port and nothing else.
-func localOrigin(o string) bool {
-	u, err := url.Parse(o)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.User != nil ||
-		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
-		return false
+// verifyToken accepts exactly token (none when it is empty), compared in
+// constant time.
+func verifyToken(token string) auth.TokenVerifier {
+	want := []byte(token)
+	return func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
+		if token == "" || subtle.ConstantTimeCompare([]byte(got), want) != 1 {
+			return nil, fmt.Errorf("%w: %s", auth.ErrInvalidToken, tokenHint)
+		}
+		return &auth.TokenInfo{}, nil
 	}
-	if p := u.Port(); p != "" && strings.Trim(p, "0123456789") != "" {
-		return false
-	}
-	switch u.Hostname() {
-	case "localhost", "127.0.0.1", "::1":
-		return true
-	}
-	return false
 }

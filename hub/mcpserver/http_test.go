@@ -1,7 +1,9 @@
 package mcpserver
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -25,9 +27,19 @@ func httpServer(t *testing.T, d Daemon) *httptest.Server {
 // initBody is a valid initialize request, so that only the guard decides.
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`
 
-func post(t *testing.T, url string, hdr map[string]string) int {
+// post sends initBody with hdr and returns the status and the body.
+func post(t *testing.T, url string, hdr map[string]string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(deadline(t, 10*time.Second), http.MethodPost, url, strings.NewReader(initBody))
+	return send(t, http.MethodPost, url, hdr)
+}
+
+func send(t *testing.T, method, url string, hdr map[string]string) (int, string) {
+	t.Helper()
+	var body io.Reader
+	if method == http.MethodPost {
+		body = strings.NewReader(initBody)
+	}
+	req, err := http.NewRequestWithContext(deadline(t, 10*time.Second), method, url, body)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,52 +56,61 @@ func post(t *testing.T, url string, hdr map[string]string) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	return resp.StatusCode
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		return resp.StatusCode, "" // an SSE stream: don't wait for its end
+	}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
 }
 
 func TestHTTPGuards(t *testing.T) {
 	isolate(t)
 	ts := httpServer(t, &fakeDaemon{handle: canned(struct{}{})})
+	self := ts.URL // the origin of a page served by the hub itself
 	auth := "Bearer " + testToken
 	tests := []struct {
 		name string
 		hdr  map[string]string
 		want int
+		body string // a part of the refusal's text
 	}{
-		{"no token", nil, http.StatusUnauthorized},
-		{"wrong token", map[string]string{"Authorization": "Bearer nope"}, http.StatusUnauthorized},
-		{"token without scheme", map[string]string{"Authorization": testToken}, http.StatusUnauthorized},
-		{"token prefix", map[string]string{"Authorization": auth[:len(auth)-1]}, http.StatusUnauthorized},
-		{"foreign origin", map[string]string{"Authorization": auth, "Origin": "https://evil.example"}, http.StatusForbidden},
-		{"origin null", map[string]string{"Authorization": auth, "Origin": "null"}, http.StatusForbidden},
-		{"origin lookalike", map[string]string{"Authorization": auth, "Origin": "http://localhost.evil.example"}, http.StatusForbidden},
-		{"foreign origin without token", map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden},
-		{"foreign host", map[string]string{"Authorization": auth, "Host": "evil.example"}, http.StatusForbidden},
-		{"ok", map[string]string{"Authorization": auth}, http.StatusOK},
-		{"ok local origin", map[string]string{"Authorization": auth, "Origin": "http://localhost:5173"}, http.StatusOK},
-		{"ok loopback origin", map[string]string{"Authorization": auth, "Origin": "https://127.0.0.1"}, http.StatusOK},
-		{"ok v6 origin", map[string]string{"Authorization": auth, "Origin": "http://[::1]:8080"}, http.StatusOK},
+		{"no token", nil, http.StatusUnauthorized, "no bearer token"},
+		{"wrong token", map[string]string{"Authorization": "Bearer nope"}, http.StatusUnauthorized, "HUB_HOME/mcp-token"},
+		{"token without scheme", map[string]string{"Authorization": testToken}, http.StatusUnauthorized, "no bearer token"},
+		{"token prefix", map[string]string{"Authorization": auth[:len(auth)-1]}, http.StatusUnauthorized, "HUB_HOME/mcp-token"},
+		{"token and more", map[string]string{"Authorization": auth + "x"}, http.StatusUnauthorized, "HUB_HOME/mcp-token"},
+		{"foreign origin", map[string]string{"Authorization": auth, "Origin": "https://evil.example"}, http.StatusForbidden, "cross-origin"},
+		{"origin null", map[string]string{"Authorization": auth, "Origin": "null"}, http.StatusForbidden, "cross-origin"},
+		{"origin lookalike", map[string]string{"Authorization": auth, "Origin": "http://localhost.evil.example"}, http.StatusForbidden, "cross-origin"},
+		// A page on another local port is another origin, and hub sends no
+		// CORS headers, so no browser could have read the answer anyway.
+		{"other local origin", map[string]string{"Authorization": auth, "Origin": "http://localhost:5173"}, http.StatusForbidden, "cross-origin"},
+		{"cross-site fetch", map[string]string{"Authorization": auth, "Sec-Fetch-Site": "cross-site"}, http.StatusForbidden, "cross-origin"},
+		{"same-site fetch", map[string]string{"Authorization": auth, "Sec-Fetch-Site": "same-site"}, http.StatusForbidden, "cross-origin"},
+		{"foreign origin without token", map[string]string{"Origin": "https://evil.example"}, http.StatusForbidden, "cross-origin"},
+		{"foreign host", map[string]string{"Authorization": auth, "Host": "evil.example"}, http.StatusForbidden, "invalid Host"},
+		{"foreign host and origin", map[string]string{"Authorization": auth, "Host": "evil.example", "Origin": "http://evil.example"}, http.StatusForbidden, "invalid Host"},
+		{"ok", map[string]string{"Authorization": auth}, http.StatusOK, ""},
+		{"ok same origin", map[string]string{"Authorization": auth, "Origin": self}, http.StatusOK, ""},
+		{"ok same-origin fetch", map[string]string{"Authorization": auth, "Sec-Fetch-Site": "same-origin", "Origin": self}, http.StatusOK, ""},
+		{"ok localhost host and origin", map[string]string{"Authorization": auth, "Host": "localhost:1", "Origin": "http://localhost:1"}, http.StatusOK, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := post(t, ts.URL, tc.hdr); got != tc.want {
-				t.Errorf("status %d, want %d", got, tc.want)
+			got, body := post(t, ts.URL, tc.hdr)
+			if got != tc.want || !strings.Contains(body, tc.body) {
+				t.Errorf("status %d %q, want %d with %q", got, body, tc.want, tc.body)
 			}
 		})
 	}
-}
-
-func TestLocalOrigin(t *testing.T) {
-	for o, want := range map[string]bool{
-		"http://localhost": true, "https://localhost:1": true, "http://127.0.0.1:7410": true, "http://[::1]": true,
-		"http://[::1]:80/": true, "ftp://localhost": false, "http://127.0.0.2": false, "http://localhost:x": false,
-		"http://user@localhost": false, "http://localhost/path": false, "null": false, "localhost": false,
-		"http://0.0.0.0": false, "http://[::ffff:127.0.0.1]": false,
-	} {
-		if got := localOrigin(o); got != want {
-			t.Errorf("localOrigin(%q) = %v, want %v", o, got, want)
-		}
+	// net/http's cross-origin protection lets GET through (a safe method):
+	// the token still guards the stream.
+	if got, body := send(t, http.MethodGet, ts.URL, map[string]string{"Origin": "https://evil.example"}); got != http.StatusUnauthorized {
+		t.Errorf("GET from a foreign origin without token: status %d %q, want 401", got, body)
 	}
 }
 
@@ -158,4 +179,58 @@ func TestHTTPClient(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHTTPPriming: every SSE stream of a 2025-11-25 client opens with a
+// priming event (an id and no data) that it can resume from with
+// Last-Event-ID; an older client gets none (SEP-1699's events came with
+// 2025-11-25, and older clients may choke on empty data).
+func TestHTTPPriming(t *testing.T) {
+	isolate(t)
+	ts := httpServer(t, &fakeDaemon{handle: canned(struct{}{})})
+	for _, tc := range []struct {
+		version string
+		priming bool
+	}{{"2025-06-18", false}, {"2025-11-25", true}} {
+		t.Run(tc.version, func(t *testing.T) {
+			body := strings.Replace(initBody, "2025-11-25", tc.version, 1)
+			req, err := http.NewRequestWithContext(deadline(t, 10*time.Second), http.MethodPost, ts.URL, strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", "Bearer "+testToken)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+				t.Fatalf("status %d, content type %q", resp.StatusCode, ct)
+			}
+			first := firstEvent(t, resp.Body)
+			primed := first["id"] != "" && first["data"] == ""
+			if primed != tc.priming {
+				t.Errorf("first event %q: priming %v, want %v", first, primed, tc.priming)
+			}
+		})
+	}
+}
+
+// firstEvent reads the fields of the first server-sent event in r.
+func firstEvent(t *testing.T, r io.Reader) map[string]string {
+	t.Helper()
+	ev := map[string]string{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" {
+			return ev
+		}
+		k, v, _ := strings.Cut(line, ":")
+		ev[k] = strings.TrimPrefix(v, " ")
+	}
+	t.Fatalf("stream ended inside its first event %q: %v", ev, sc.Err())
+	return nil
 }

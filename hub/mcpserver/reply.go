@@ -11,9 +11,9 @@ import (
 func addReply(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "reply",
-		Description: "Answer the question of a needs_input job.",
-		Annotations: annotate(protocol.MethodJobReply),
-		InputSchema: paramsSchema[protocol.ReplyParams](map[string]string{"text": "the answer", "question_id": "default: pending"}),
+		Description: "Answer a needs_input job's question.",
+		Annotations: annotate("Answer job", protocol.MethodJobReply),
+		InputSchema: paramsSchema[protocol.ReplyParams](map[string]string{"question_id": "default: pending"}),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.ReplyParams) (*mcp.CallToolResult, *protocol.ReplyResult, error) {
 		var out protocol.ReplyResult
 		if err := s.call(ctx, protocol.MethodJobReply, in, &out); err != nil {

@@ -17,8 +17,8 @@ const summaryLines = 10
 func addResult(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "result",
-		Description: "A job's outcome: a 10-line summary, the full text, or the evidence.",
-		Annotations: annotate(protocol.MethodJobResult),
+		Description: "A job's outcome as a 10-line summary.",
+		Annotations: annotate("Job result", protocol.MethodJobResult),
 		InputSchema: paramsSchema[protocol.ResultParams](map[string]string{"full": "whole final text", "evidence": "what hub observed, as JSON"}),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.ResultParams) (*mcp.CallToolResult, *protocol.ResultResult, error) {
 		var out protocol.ResultResult

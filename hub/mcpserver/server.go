@@ -224,10 +224,12 @@ func text(format string, args ...any) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
 }
 
-// annotate derives a tool's annotations from the Specs of the methods it
-// calls: read-only and idempotent when all of them are, destructive when
-// any is.
-func annotate(methods ...string) *mcp.ToolAnnotations {
+// annotate gives a tool its title, the name clients show people (Claude
+// Code reads only the annotations' title; clients that follow the spec fall
+// back to it when the tool has no title of its own), and derives the hints
+// from the Specs of the methods it calls: read-only and idempotent when all
+// of them are, destructive when any is.
+func annotate(title string, methods ...string) *mcp.ToolAnnotations {
 	ro, idem, destructive := true, true, false
 	for _, m := range methods {
 		sp, ok := protocol.SpecOf(m)
@@ -236,7 +238,7 @@ func annotate(methods ...string) *mcp.ToolAnnotations {
 		}
 		ro, idem, destructive = ro && sp.ReadOnly, idem && sp.Idempotent, destructive || sp.Destructive
 	}
-	a := &mcp.ToolAnnotations{ReadOnlyHint: ro, IdempotentHint: idem}
+	a := &mcp.ToolAnnotations{Title: title, ReadOnlyHint: ro, IdempotentHint: idem}
 	if !ro {
 		a.DestructiveHint = &destructive // MCP reads an absent hint as destructive
 	}

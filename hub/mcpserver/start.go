@@ -51,8 +51,8 @@ func paramsSchema[P any](docs map[string]string) *jsonschema.Schema {
 func addStart(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "start",
-		Description: "Start one job on its own branch; returns its id.",
-		Annotations: annotate(protocol.MethodJobStart),
+		Description: "Start a job on its own branch; returns its id.",
+		Annotations: annotate("Start job", protocol.MethodJobStart),
 		InputSchema: startSchema(),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.StartParams) (*mcp.CallToolResult, *protocol.StartResult, error) {
 		var out protocol.StartResult

@@ -36,8 +36,8 @@ type startManyItem struct {
 func addStartMany(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "start_many",
-		Description: "Start several independent jobs; each item succeeds or fails alone.",
-		Annotations: annotate(protocol.MethodStartMany),
+		Description: "Start independent jobs; each succeeds or fails alone.",
+		Annotations: annotate("Start jobs", protocol.MethodStartMany),
 		InputSchema: startManySchema(),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in startManyIn) (*mcp.CallToolResult, *startManyOut, error) {
 		p := protocol.StartManyParams{Jobs: in.Jobs}

@@ -11,9 +11,9 @@ import (
 func addSteer(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "steer",
-		Description: "Redirect a running job; the worker gets it at its next step.",
-		Annotations: annotate(protocol.MethodJobSteer),
-		InputSchema: paramsSchema[protocol.SteerParams](map[string]string{"text": "new direction"}),
+		Description: "Redirect a running job at its worker's next step.",
+		Annotations: annotate("Steer job", protocol.MethodJobSteer),
+		InputSchema: paramsSchema[protocol.SteerParams](nil),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.SteerParams) (*mcp.CallToolResult, *protocol.SteerResult, error) {
 		var out protocol.SteerResult
 		if err := s.call(ctx, protocol.MethodJobSteer, in, &out); err != nil {

@@ -12,8 +12,8 @@ import (
 func addStop(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "stop",
-		Description: "Stop a job; work so far is kept on its branch.",
-		Annotations: annotate(protocol.MethodJobStop),
+		Description: "Stop a job; its work stays on its branch.",
+		Annotations: annotate("Stop job", protocol.MethodJobStop),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.IDParams) (*mcp.CallToolResult, *protocol.JobStatus, error) {
 		var out protocol.JobStatus
 		if err := s.call(ctx, protocol.MethodJobStop, in, &out); err != nil {

@@ -24,6 +24,7 @@ func TestToolsList(t *testing.T) {
 				t.Fatal(err)
 			}
 			type ann struct {
+				Title                string
 				ReadOnly, Idempotent bool
 				Destructive          *bool
 			}
@@ -31,23 +32,23 @@ func TestToolsList(t *testing.T) {
 			for _, tl := range res.Tools {
 				a := ann{}
 				if tl.Annotations != nil {
-					a = ann{tl.Annotations.ReadOnlyHint, tl.Annotations.IdempotentHint, tl.Annotations.DestructiveHint}
+					a = ann{tl.Annotations.Title, tl.Annotations.ReadOnlyHint, tl.Annotations.IdempotentHint, tl.Annotations.DestructiveHint}
 				}
 				got[tl.Name] = a
 			}
 			yes, no := true, false
 			want := map[string]ann{
-				"start":      {Destructive: &no},
-				"start_many": {Destructive: &no},
-				"wait":       {ReadOnly: true, Idempotent: true},
-				"status":     {ReadOnly: true, Idempotent: true},
-				"result":     {ReadOnly: true, Idempotent: true},
-				"reply":      {Destructive: &no},
-				"steer":      {Destructive: &no},
-				"stop":       {Destructive: &yes, Idempotent: true},
-				"cleanup":    {Destructive: &yes, Idempotent: true},
-				"engines":    {ReadOnly: true, Idempotent: true},
-				"profiles":   {Destructive: &yes, Idempotent: true},
+				"start":      {Title: "Start job", Destructive: &no},
+				"start_many": {Title: "Start jobs", Destructive: &no},
+				"wait":       {Title: "Wait for jobs", ReadOnly: true, Idempotent: true},
+				"status":     {Title: "Job status", ReadOnly: true, Idempotent: true},
+				"result":     {Title: "Job result", ReadOnly: true, Idempotent: true},
+				"reply":      {Title: "Answer job", Destructive: &no},
+				"steer":      {Title: "Steer job", Destructive: &no},
+				"stop":       {Title: "Stop job", Destructive: &yes, Idempotent: true},
+				"cleanup":    {Title: "Clean up job", Destructive: &yes, Idempotent: true},
+				"engines":    {Title: "List engines", ReadOnly: true, Idempotent: true},
+				"profiles":   {Title: "Model profiles", Destructive: &yes, Idempotent: true},
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("tools and annotations (-want +got):\n%s", diff)

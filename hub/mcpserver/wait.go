@@ -13,7 +13,7 @@ import (
 )
 
 type waitIn struct {
-	IDs      []string `json:"ids" jsonschema:"job ids"`
+	IDs      []string `json:"ids"`
 	TimeoutS float64  `json:"timeout_s,omitempty" jsonschema:"seconds (300)"`
 	Any      bool     `json:"any,omitempty" jsonschema:"return when one is done"`
 	Since    int64    `json:"since,omitempty" jsonschema:"last wait's cursor"`
@@ -29,8 +29,8 @@ const (
 func addWait(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "wait",
-		Description: "Block until all jobs (or any) end or need input, or the timeout.",
-		Annotations: annotate(protocol.MethodJobWait),
+		Description: "Block until all jobs end or need input, or timeout.",
+		Annotations: annotate("Wait for jobs", protocol.MethodJobWait),
 	}, s.wait)
 }
 

@@ -37,17 +37,17 @@ func NewWorker(shim Shim, job string, o Options) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "ask_supervisor",
 		Description: "Ask your supervisor a question whose answer is not yours to decide; waits for the reply.",
-		Annotations: annotate(protocol.MethodWorkerAsk),
+		Annotations: annotate("Ask supervisor", protocol.MethodWorkerAsk),
 	}, w.ask)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "report_progress",
 		Description: "Tell your supervisor, in one short line, what milestone you reached; returns any new direction from them.",
-		Annotations: annotate(protocol.MethodWorkerProgress),
+		Annotations: annotate("Report progress", protocol.MethodWorkerProgress),
 	}, w.progress)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "report_blocker",
 		Description: "Tell your supervisor you cannot go on without them (missing access, contradictory requirements); waits for the reply.",
-		Annotations: annotate(protocol.MethodWorkerAsk),
+		Annotations: annotate("Report blocker", protocol.MethodWorkerAsk),
 	}, w.blocker)
 	return s
 }

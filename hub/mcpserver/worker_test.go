@@ -89,10 +89,10 @@ func TestWorkerServer(t *testing.T) {
 	}
 	var names []string
 	for _, tl := range tools.Tools {
-		names = append(names, tl.Name)
+		names = append(names, tl.Name+": "+tl.Annotations.Title)
 	}
-	if strings.Join(names, ",") != "ask_supervisor,report_blocker,report_progress" {
-		t.Errorf("tools %v", names)
+	if strings.Join(names, ", ") != "ask_supervisor: Ask supervisor, report_blocker: Report blocker, report_progress: Report progress" {
+		t.Errorf("tools and titles %v", names)
 	}
 
 	got, isErr := callWorker(t, cs, "ask_supervisor", map[string]any{"question": "UTC or local?", "context": "the task says nothing"})
