@@ -143,6 +143,9 @@ func printGC(ios *IO, res protocol.GCResult) {
 	for _, it := range res.Envs {
 		ios.printf("%s\n", gcItemLine("env cache ", fmt.Sprintf(" %9s  %s", humanSize(it.Bytes), it.Path), verb, it))
 	}
+	for _, it := range res.Logs {
+		ios.printf("%s\n", gcItemLine("old log   ", fmt.Sprintf(" %9s  %s", humanSize(it.Bytes), it.Path), verb, it))
+	}
 	age := humanAge(time.Duration(res.OlderThanS) * time.Second)
 	jobs := func(n int) string {
 		if n == 1 {

@@ -152,6 +152,9 @@ func newStartManyCmd(ios *IO) *cobra.Command {
 					continue
 				}
 				ios.printf("%s %s · %s\n", r.ID, r.State, r.Engine)
+				for _, n := range r.Notes {
+					fmt.Fprintf(ios.ErrOut, "note (%s): %s\n", r.ID, asFlags(cmd.Root(), n))
+				}
 			}
 			if failed > 0 {
 				return withCode(ExitError, fmt.Errorf("%d of %d jobs refused", failed, len(res.Results)))

@@ -234,6 +234,9 @@ func NewRoot(ios *IO) *cobra.Command {
 		return &usageError{fmt.Errorf("%v (see %s --help)", err, c.CommandPath())}
 	})
 	root.PersistentFlags().BoolVar(&ios.JSON, "json", false, "print JSON for machines")
+	var level string
+	root.PersistentFlags().StringVar(&level, "log-level", "", "debug, info, warn or error (default: HUB_LOG_LEVEL, else info); a daemon this command starts keeps it")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return setLogLevel(level) }
 	root.Version = Version
 	root.SetVersionTemplate("hub {{.Version}} (protocol " + protocol.Version + ")\n")
 	groups := []struct {

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -37,6 +38,7 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/shim"
+	"github.com/hub-agents/hub/internal/logfile"
 )
 
 // engines is every engine this build of hub has.
@@ -48,16 +50,51 @@ func engines(log zerolog.Logger) *engine.Registry {
 }
 
 // logger writes to stderr (never stdout: stdio protocols live there) and,
-// when path is set, to a file as JSON lines.
-func logger(stderr io.Writer, path, component string) zerolog.Logger {
+// when file is set, to it as JSON lines. Its level is the process's
+// (HUB_LOG_LEVEL, --log-level).
+func logger(stderr io.Writer, file io.Writer, component string) zerolog.Logger {
 	zerolog.TimeFieldFormat = time.RFC3339Nano
 	var w io.Writer = zerolog.ConsoleWriter{Out: stderr, TimeFormat: "15:04:05.000", NoColor: true}
-	if path != "" {
-		if f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
-			w = zerolog.MultiLevelWriter(w, f)
-		}
+	if file != nil {
+		w = zerolog.MultiLevelWriter(w, file)
 	}
 	return zerolog.New(w).With().Timestamp().Int("pid", os.Getpid()).Str("component", component).Logger()
+}
+
+// ownLog is where a process hub started writes its log: stderr, which its
+// starter pointed at path (the daemon's log, a job's shim log), kept to a
+// size by rotating it. A process run by hand logs to its terminal as is.
+func ownLog(stderr io.Writer, path string) io.Writer {
+	if lf, err := logfile.Adopt(path, logfile.DefaultCap, 1, 2); err == nil && lf != nil {
+		return lf
+	}
+	return stderr
+}
+
+// Log levels, as HUB_LOG_LEVEL and --log-level take them.
+var logLevels = []string{"debug", "info", "warn", "error"}
+
+// setLogLevel sets the process's log level from --log-level, else
+// HUB_LOG_LEVEL, else info. A level given by flag is put in the
+// environment too, so a daemon this command starts logs at it.
+func setLogLevel(flag string) error {
+	v, from := flag, "--log-level"
+	if v == "" {
+		v, from = os.Getenv("HUB_LOG_LEVEL"), "HUB_LOG_LEVEL"
+	}
+	if v == "" {
+		zerolog.SetGlobalLevel(zerolog.InfoLevel)
+		return nil
+	}
+	if !slices.Contains(logLevels, v) {
+		return &usageError{&hintError{fmt.Errorf("%s %q is not a log level", from, v), "use one of " + strings.Join(logLevels, ", ")}}
+	}
+	l, _ := zerolog.ParseLevel(v)
+	zerolog.SetGlobalLevel(l)
+	if flag != "" {
+		return os.Setenv("HUB_LOG_LEVEL", v)
+	}
+	return nil
 }
 
 func newServeCmd(ios *IO) *cobra.Command {
@@ -78,7 +115,7 @@ func newServeCmd(ios *IO) *cobra.Command {
 			if err := paths.Ensure(); err != nil {
 				return err
 			}
-			log := logger(ios.ErrOut, "", "daemon")
+			log := logger(ownLog(ios.ErrOut, paths.DaemonLog()), nil, "daemon")
 			err = daemon.Serve(cmd.Context(), daemon.Options{Paths: paths, Engines: engines(log), Log: log, Version: Version})
 			if errors.Is(err, daemon.ErrRunning) {
 				fmt.Fprintf(ios.ErrOut, "hub: a daemon already serves %s\n", paths.Home)
@@ -155,7 +192,7 @@ func newShimCmd(ios *IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			log := logger(ios.ErrOut, "", "shim").With().Str("job", args[0]).Logger()
+			log := logger(ownLog(ios.ErrOut, paths.ShimLog(args[0])), nil, "shim").With().Str("job", args[0]).Logger()
 			err = shim.Run(cmd.Context(), shim.Options{Paths: paths, JobID: args[0], Engines: engines(log), Log: log})
 			if errors.Is(err, shim.ErrOwned) {
 				return nil
@@ -193,7 +230,12 @@ func runMCP(ctx context.Context, ios *IO, o *mcpOptions) error {
 	if err := paths.Ensure(); err != nil {
 		return err
 	}
-	log := logger(ios.ErrOut, paths.LogsDir()+"/mcp.log", "mcp")
+	var file io.Writer
+	if lf, err := logfile.Open(paths.MCPLog(), logfile.DefaultCap); err == nil {
+		defer lf.Close()
+		file = lf
+	}
+	log := logger(ios.ErrOut, file, "mcp")
 	// Notifications may arrive before the server exists: the pointer is set once it does.
 	var srvp atomic.Pointer[mcpserver.Server]
 	h := func(ctx context.Context, c *rpc.Conn, req *jsonrpc2.Request) (any, error) {

@@ -123,7 +123,7 @@ func newWorkerMCPCmd(ios *IO) *cobra.Command {
 			sh := &shimLine{sock: sock}
 			defer sh.Close()
 			srv := mcpserver.NewWorker(sh, id, mcpserver.Options{Version: Version,
-				Logger: slog.New(zerolog.NewSlogHandler(logger(ios.ErrOut, "", "worker-mcp")))})
+				Logger: slog.New(zerolog.NewSlogHandler(logger(ios.ErrOut, nil, "worker-mcp")))})
 			err := srv.Run(cmd.Context(), &mcp.StdioTransport{})
 			if cmd.Context().Err() != nil {
 				return nil

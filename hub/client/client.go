@@ -359,7 +359,11 @@ func (d *started) failure() error {
 		return e
 	}
 	defer f.Close()
-	b, _ := io.ReadAll(io.NewSectionReader(f, d.offset, 1<<20))
+	from := d.offset
+	if fi, err := f.Stat(); err == nil && fi.Size() < from {
+		from = 0 // the log rotated (logfile) since: its lines start the new one
+	}
+	b, _ := io.ReadAll(io.NewSectionReader(f, from, 1<<20))
 	for _, line := range strings.Split(string(b), "\n") {
 		if m, ok := strings.CutPrefix(line, "hub: "); ok {
 			e.Said = append(e.Said, m)

@@ -161,6 +161,7 @@ func (p Paths) WorktreesDir() string { return filepath.Join(p.Home, "worktrees")
 func (p Paths) LocksDir() string     { return filepath.Join(p.Home, "locks") }
 func (p Paths) LogsDir() string      { return filepath.Join(p.Home, "logs") }
 func (p Paths) DaemonLog() string    { return filepath.Join(p.LogsDir(), "daemon.log") }
+func (p Paths) MCPLog() string       { return filepath.Join(p.LogsDir(), "mcp.log") }
 func (p Paths) MCPToken() string     { return filepath.Join(p.Home, "mcp-token") }
 
 func (p Paths) JobDir(id string) string     { return filepath.Join(p.JobsDir(), id) }

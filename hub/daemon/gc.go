@@ -14,6 +14,7 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
 	"github.com/hub-agents/hub/hub/view"
+	"github.com/hub-agents/hub/internal/logfile"
 )
 
 // maxRetention bounds older_than_s, so it stays a time.Duration.
@@ -102,7 +103,28 @@ func (s *Server) collect(ctx context.Context, p protocol.GCParams, olderThan tim
 	}
 	res.Envs = s.collectEnvs(p, cutoff, now)
 	tally(res, res.Envs)
+	res.Logs = s.collectLogs(ctx, p.Apply)
+	tally(res, res.Logs)
 	return res, nil
+}
+
+// collectLogs removes (with apply) what rotated out of hub's own logs.
+func (s *Server) collectLogs(ctx context.Context, apply bool) []protocol.GCItem {
+	var items []protocol.GCItem
+	for _, path := range []string{s.o.Paths.DaemonLog(), s.o.Paths.MCPLog()} {
+		old := logfile.Old(path)
+		if !gcExists(old) {
+			continue
+		}
+		it := protocol.GCItem{Kind: protocol.GCLog, Path: old, Bytes: diskUse(ctx, old), Action: protocol.GCRemove}
+		if apply {
+			if err := os.Remove(old); err != nil {
+				it.Error = err.Error()
+			}
+		}
+		items = append(items, it)
+	}
+	return items
 }
 
 // tally counts items into res: the bytes removed, the removals that failed.
@@ -366,6 +388,7 @@ func (s *Server) collectFiles(ctx context.Context, j *store.Job, apply bool) []p
 		{protocol.GCCache, s.o.Paths.JobCache(j.ID)},
 		{protocol.GCCache, s.o.Paths.SetupHome(j.ID)},
 		{protocol.GCLog, s.o.Paths.ShimLog(j.ID)},
+		{protocol.GCLog, logfile.Old(s.o.Paths.ShimLog(j.ID))},
 		{protocol.GCLog, s.o.Paths.WorkerLog(j.ID)},
 		{protocol.GCLog, s.o.Paths.SetupLog(j.ID)},
 	} {

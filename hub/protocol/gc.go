@@ -46,7 +46,7 @@ type DUResult struct {
 	Envs      []DUEnv `json:"envs"`
 	EnvsBytes int64   `json:"envs_bytes"`
 	DBBytes   int64   `json:"db_bytes"`   // hub.db with its -wal and -shm files
-	LogsBytes int64   `json:"logs_bytes"` // HUB_HOME/logs (the daemon's log)
+	LogsBytes int64   `json:"logs_bytes"` // HUB_HOME/logs: the daemon's and hub mcp's logs, with what rotated out
 	HomeBytes int64   `json:"home_bytes"` // everything under HUB_HOME
 }
 
@@ -118,6 +118,10 @@ type GCResult struct {
 	// long as the retention, and folders an interrupted install left; a
 	// later job installs again what it needs.
 	Envs []GCItem `json:"envs,omitempty"`
+	// Logs are the previous generations of hub's own logs (daemon.log.1,
+	// mcp.log.1): each log rotates at a size, and gc drops what rotated
+	// out; the current logs stay.
+	Logs []GCItem `json:"logs,omitempty"`
 	// FreedBytes is what was removed (or would be, in a dry run).
 	FreedBytes int64 `json:"freed_bytes"`
 	// Failed counts items whose removal failed.

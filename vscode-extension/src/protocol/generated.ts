@@ -1276,7 +1276,7 @@ export interface DUResult {
   envs_bytes: number;
   /** hub.db with its -wal and -shm files */
   db_bytes: number;
-  /** HUB_HOME/logs (the daemon's log) */
+  /** HUB_HOME/logs: the daemon's and hub mcp's logs, with what rotated out */
   logs_bytes: number;
   /** everything under HUB_HOME */
   home_bytes: number;
@@ -1338,6 +1338,8 @@ export interface GCResult {
   clean: number;
   /** Envs are the entries of hub's environment cache no job used for as long as the retention, and folders an interrupted install left; a later job installs again what it needs. */
   envs?: GCItem[];
+  /** Logs are the previous generations of hub's own logs (daemon.log.1, mcp.log.1): each log rotates at a size, and gc drops what rotated out; the current logs stay. */
+  logs?: GCItem[];
   /** FreedBytes is what was removed (or would be, in a dry run). */
   freed_bytes: number;
   /** Failed counts items whose removal failed. */
