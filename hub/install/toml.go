@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
@@ -315,18 +314,29 @@ func removeTOMLTable(src []byte, path []string, prior []byte) ([]byte, error) {
 	if main == nil && len(subs) == 0 {
 		return src, nil
 	}
-	var splices []splice
+	var spans []splice
 	for _, t := range append(subs, main) {
 		if t != nil {
-			splices = append(splices, tableSplice(src, t))
+			spans = append(spans, tableSplice(src, t))
 		}
 	}
-	sort.SliceStable(splices, func(i, j int) bool { return splices[i].start > splices[j].start })
-	for _, s := range splices {
-		src = applySplice(src, s)
-		if s.start == len(src) { // it was the end of the file
-			src = dropSeparator(src, prior)
+	// Spans that touch or overlap (a table and the blank line before the
+	// next one) are taken out as one.
+	slices.SortFunc(spans, func(a, b splice) int { return a.start - b.start })
+	var cuts []splice
+	for _, s := range spans {
+		if n := len(cuts); n > 0 && s.start <= cuts[n-1].end {
+			cuts[n-1].end = max(cuts[n-1].end, s.end)
+			continue
 		}
+		cuts = append(cuts, s)
+	}
+	atEnd := cuts[len(cuts)-1].end == len(src)
+	// The separator goes once every table is out: it may be the line
+	// break that ends a sub-table's header.
+	src = applySplices(src, cuts)
+	if atEnd {
+		src = dropSeparator(src, prior)
 	}
 	if prior == nil && len(bytes.TrimSpace(src)) == 0 {
 		return nil, nil
