@@ -18,9 +18,9 @@ import (
 // in Codex's config.toml and keeps every other byte as it was. go-toml
 // reads the file: its decoder refuses what is not TOML (so nothing is
 // written over a file Codex could not read) and decodes hub's entry; its
-// parser, the one the decoder runs on, tells where each table and each
-// key/value line starts and ends, which is all the splice needs to know.
-// tomltext writes hub's lines.
+// parser (package unstable, whose scanners the decoder reads with too)
+// tells where each table and each key/value line starts and ends, which
+// is all the splice needs to know. tomltext writes hub's lines.
 
 // tomlDoc is a file read: its tables in file order, the root first.
 type tomlDoc struct {
@@ -111,7 +111,8 @@ func parseTOML(src []byte) (*tomlDoc, error) {
 	}
 	if err := p.Error(); err != nil {
 		// The decoder took what the parser refuses: go-toml disagrees
-		// with itself, and the layout cannot be trusted.
+		// with itself (TestTOMLTestSuite would say so), and the layout
+		// cannot be trusted.
 		return nil, fmt.Errorf("go-toml decodes the file but its parser refuses it: %v", err)
 	}
 	return d, nil
