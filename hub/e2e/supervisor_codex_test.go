@@ -1,15 +1,13 @@
 package e2e
 
 import (
-	"encoding/json"
-	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hub-agents/hub/hub/internal/hubtest"
+	"github.com/hub-agents/hub/internal/tomltext"
 )
 
 // TestSupervisorCodex: Codex (`codex exec --json`), its model played by the
@@ -21,11 +19,6 @@ func supCodexScenario(t *testing.T) {
 	bin := hubtest.AgentCLI(t, "codex")
 	f := newSupFixture(t, supCodex)
 	codexHome := filepath.Join(f.scratch, "codex-home")
-	var hubEnv []string
-	for k, v := range f.hubEnv() {
-		hubEnv = append(hubEnv, fmt.Sprintf("%s = %s", k, supTOML(v)))
-	}
-	sort.Strings(hubEnv)
 	// An unknown model slug: Codex then offers MCP tools up front instead
 	// of behind its client-side tool search.
 	config := strings.Join([]string{
@@ -37,16 +30,16 @@ func supCodexScenario(t *testing.T) {
 		``,
 		`[model_providers.scripted]`,
 		`name = "Scripted"`,
-		`base_url = ` + supTOML(f.srv.URL()+"/v1"),
+		`base_url = ` + tomltext.Value(f.srv.URL()+"/v1"),
 		`wire_api = "responses"`,
 		`env_key = "SCRIPTED_API_KEY"`,
 		`request_max_retries = 0`,
 		`stream_max_retries = 0`,
 		``,
 		`[mcp_servers.hub]`,
-		`command = ` + supTOML(f.w.bin),
+		`command = ` + tomltext.Value(f.w.bin),
 		`args = ["mcp"]`,
-		`env = { ` + strings.Join(hubEnv, ", ") + ` }`,
+		`env = ` + tomltext.Value(f.hubEnv()),
 		`default_tools_approval_mode = "approve"`, // else approval_policy=never refuses every MCP call
 		`startup_timeout_sec = 30`,
 		``,
@@ -94,13 +87,4 @@ func supCodexScenario(t *testing.T) {
 		}
 	}
 	f.check(final)
-}
-
-// supTOML is s as a TOML basic string (JSON's escapes are valid TOML).
-func supTOML(s string) string {
-	b, err := json.Marshal(s)
-	if err != nil {
-		panic(err)
-	}
-	return string(b)
 }

@@ -320,7 +320,11 @@ func Diagnose(ctx context.Context, c Client, o DoctorOptions) Report {
 	if err == nil && exists {
 		en, err = c.ReadEntry(src)
 	}
+	var syntax *tomlError
 	switch {
+	case errors.As(err, &syntax):
+		add("entry", Fail, fmt.Sprintf("edit %s at line %d, column %d by hand, then run %s", file, syntax.line, syntax.column, install),
+			"%s is not valid TOML: %v", file, err)
 	case err != nil:
 		add("entry", Fail, "", "%s: %v; fix the file by hand, then run %s", file, err, install)
 	case en == nil:

@@ -170,3 +170,25 @@ func TestDiagnose(t *testing.T) {
 		t.Errorf("stale skill: %v", st)
 	}
 }
+
+// A config.toml go-toml refuses fails the entry check with where and how
+// to fix it.
+func TestDiagnoseBrokenTOML(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	w := newWorld(t)
+	w.write(".codex/config.toml", "[tui]\ntheme = \"dark\"\n\n[tui]\n", 0o600)
+	r := Diagnose(t.Context(), Codex, DoctorOptions{Env: w.env, Timeout: 5 * time.Second})
+	var entry Check
+	for _, c := range r.Checks {
+		if c.Name == "entry" {
+			entry = c
+		}
+	}
+	file := w.path(".codex/config.toml")
+	want := Check{Name: "entry", Status: Fail,
+		Detail: file + " is not valid TOML: line 4, column 2: table tui already exists",
+		Fix:    "edit " + file + " at line 4, column 2 by hand, then run hub install --client codex"}
+	if diff := cmp.Diff(want, entry); diff != "" || r.SetUp {
+		t.Errorf("entry check (-want +got):\n%s", diff)
+	}
+}

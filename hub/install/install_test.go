@@ -285,13 +285,30 @@ default_tools_approval_mode = "approve"
 	}
 }
 
+// Codex's agents are an array of tables with a sub-table each: the
+// layout installs and uninstalls, every other byte kept.
+func TestCodexAgentsTables(t *testing.T) {
+	roundTrip(t, Codex, ".codex/config.toml", agentsConfig, func(t *testing.T, after string) {
+		if !strings.HasPrefix(after, agentsConfig+"\n[mcp_servers.hub]\n") {
+			t.Errorf("install did not append hub's table after the file's text:\n%s", after)
+		}
+		en, err := Codex.ReadEntry([]byte(after))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(&testEntry, en); diff != "" {
+			t.Errorf("entry read back (-want +got):\n%s", diff)
+		}
+	})
+}
+
 // An entry already there is updated key by key: keys hub does not own
-// stay, and so do comments; the env sub-table `codex mcp add` writes gives
-// way to hub's inline env.
+// stay, and so do comments and indents; the env sub-table `codex mcp add`
+// writes gives way to hub's inline env.
 func TestCodexExistingEntry(t *testing.T) {
 	w := newWorld(t)
 	w.write(".codex/config.toml", `[mcp_servers.hub]
-command = "/old/hub" # moved
+  command = "/old/hub" # moved
 args = ["mcp"]
 enabled_tools = ["start", "wait"]
 
@@ -306,7 +323,7 @@ theme = "dark"
 		t.Errorf("actions (-want +got):\n%s", diff)
 	}
 	want := `[mcp_servers.hub]
-command = "/opt/hub/bin/hub" # moved
+  command = "/opt/hub/bin/hub" # moved
 args = ["mcp"]
 enabled_tools = ["start", "wait"]
 env = { HUB_HOME = "/data/hub" }
@@ -453,11 +470,12 @@ func TestMalformed(t *testing.T) {
 		{"claude duplicate", ".claude.json", `{"mcpServers": {"hub": {}, "hub": {}}}`, `the key "hub" appears twice`},
 		{"claude servers not object", ".claude.json", `{"mcpServers": []}`, `"mcpServers" is not an object`},
 		{"opencode", ".config/opencode/opencode.json", "{\n  \"mcp\": {\n", "line 3, column 1: expected a quoted key"},
-		{"toml unclosed string", ".codex/config.toml", "model = \"o3\n", "line 1, column 12: a string is never closed on its line"},
-		{"toml bare value", ".codex/config.toml", "a = b\n", `line 1, column 5: "b" is not a TOML value`},
-		{"toml two on a line", ".codex/config.toml", "a = 1 b = 2\n", "line 1, column 7: unexpected 'b'"},
-		{"toml duplicate table", ".codex/config.toml", "[a]\nx = 1\n[a]\n", "line 3: the table [a] is already defined on line 1"},
-		{"toml duplicate key", ".codex/config.toml", "[mcp_servers.hub]\ncommand = \"a\"\ncommand = \"b\"\n", "line 3: the key command is already set on line 2"},
+		{"toml unclosed string", ".codex/config.toml", "model = \"o3\n", "line 1, column 12: basic strings cannot have new lines"},
+		{"toml bare value", ".codex/config.toml", "a = b\n", `line 1, column 5: unexpected character U+0062 'b' at start of value`},
+		{"toml two on a line", ".codex/config.toml", "a = 1 b = 2\n", "line 1, column 7: expected newline but got U+0062 'b'"},
+		{"toml duplicate table", ".codex/config.toml", "[a]\nx = 1\n[a]\n", "line 3, column 2: table a already exists"},
+		{"toml impossible date", ".codex/config.toml", "[tui]\nsince = 2026-02-30\n", "line 2, column 17: impossible date"},
+		{"toml duplicate key", ".codex/config.toml", "[mcp_servers.hub]\ncommand = \"a\"\ncommand = \"b\"\n", "line 3, column 1: key command is already defined"},
 		{"toml dotted hub", ".codex/config.toml", "[mcp_servers]\nhub.command = \"hub\"\n", "line 2 sets mcp_servers.hub.command with a key rather than a [mcp_servers.hub] table"},
 		{"toml inline servers", ".codex/config.toml", "mcp_servers = { other = { command = \"x\" } }\n", "line 1 sets mcp_servers with a key"},
 		{"toml array of tables", ".codex/config.toml", "[[mcp_servers]]\nname = \"x\"\n", "array of tables"},
@@ -579,66 +597,6 @@ func TestLookup(t *testing.T) {
 	}
 	if _, err := Lookup("cursor"); err == nil || !strings.Contains(err.Error(), "claude, codex, opencode, or all") {
 		t.Errorf("cursor: %v", err)
-	}
-}
-
-func TestParseTOML(t *testing.T) {
-	valid := []string{
-		"",
-		"# only a comment",
-		"a = 1\r\nb = 2\r\n",
-		"'quoted key' = true\n\"k\\u00e9y\" = -0.5e+3\n",
-		"a.b.c = 1\na.b.d = 2\n",
-		"s = '''\nlit\\eral'''\nm = \"\"\"\n  one \\\n  two\"\"\"\"\"\n",
-		"d = 1979-05-27\nt = 07:32:00.5\ndt = 1979-05-27T07:32:00-08:00\nld = 1979-05-27 07:32:00\n",
-		"x = [ [1, 2], ['a', \"b\"], {c = 1}, ]\n",
-		"h = 0xDEAD_beef\no = 0o755\nb = 0b1010\nf = inf\nn = -nan\n",
-		"t = { a = 1,\n  b = 2 }\n",
-		"[a]\n[a.b]\n[[arr]]\n[[arr]]\n",
-	}
-	for _, s := range valid {
-		if _, err := parseTOML([]byte(s)); err != nil {
-			t.Errorf("parse %q: %v", s, err)
-		}
-	}
-	invalid := []string{
-		"a = ",
-		"a = 01\n",
-		"a = 1__0\n",
-		"= 1\n",
-		"[a\n",
-		"[a]]\n",
-		"a = [1 2]\n",
-		"a = \"\\q\"\n",
-		"a = '''open\n",
-		"a = 1\na = 2\n",
-		"a = \"x\" # ok\nb = \"\x01\"\n",
-		"a = { b = 1, b = 2 }\n",
-		"\xff = 1\n",
-	}
-	for _, s := range invalid {
-		if _, err := parseTOML([]byte(s)); err == nil {
-			t.Errorf("parse %q: no error", s)
-		}
-	}
-}
-
-func TestReadTOMLValues(t *testing.T) {
-	got, err := readTOMLTable([]byte(`[mcp_servers.hub]
-command = 'C:\hub'
-args = ["mcp", """two
-lines"""]
-env.A = "\u00e9"
-
-[mcp_servers.hub.env]
-B = "b"
-`), codexTable)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := map[string]any{"command": `C:\hub`, "args": []any{"mcp", "two\nlines"}, "env": map[string]any{"A": "é", "B": "b"}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
 

@@ -17,18 +17,17 @@ package codex
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/hub-agents/hub/agent/profile"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/engine/agentcli"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/tomltext"
 )
 
 // Name is the engine's name.
@@ -190,12 +189,13 @@ type config struct {
 	ToolTimeoutS int64
 }
 
-// toml renders the config. Everything Codex would otherwise fetch, phone
-// home for or wait on forever is turned off: analytics and plugins (they
-// resolve chatgpt.com and github.com), unbounded reconnects.
+// toml renders the config, through tomltext (hub install's writer too).
+// Everything Codex would otherwise fetch, phone home for or wait on
+// forever is turned off: analytics and plugins (they resolve chatgpt.com
+// and github.com), unbounded reconnects.
 func (c config) toml() string {
 	var b strings.Builder
-	kv := func(k string, v any) { fmt.Fprintf(&b, "%s = %s\n", k, tomlValue(v)) }
+	kv := func(k string, v any) { b.WriteString(tomltext.KeyValue(k, v)) }
 	b.WriteString("# Written by hub for one job. The key is not here: Codex reads it from $" + keyEnv + ".\n")
 	kv("model", c.Model)
 	kv("model_provider", "hub")
@@ -216,7 +216,7 @@ func (c config) toml() string {
 	// on Debian resets PATH: the worker would lose hub and the toolchains.
 	kv("allow_login_shell", false)
 
-	b.WriteString("\n[model_providers.hub]\n")
+	b.WriteString("\n" + tomltext.Header("model_providers", "hub"))
 	kv("name", "hub profile "+c.Profile)
 	kv("base_url", c.BaseURL)
 	kv("wire_api", "responses")
@@ -228,15 +228,15 @@ func (c config) toml() string {
 
 	// Commands may write the worktree (Codex's cwd) and the private home
 	// (its caches and TMPDIR), and nothing else: not /tmp, not the config.
-	b.WriteString("\n[sandbox_workspace_write]\n")
+	b.WriteString("\n" + tomltext.Header("sandbox_workspace_write"))
 	kv("writable_roots", []string{c.Home})
 	kv("exclude_slash_tmp", true)
 	kv("network_access", true)
 
-	b.WriteString("\n[shell_environment_policy]\n")
+	b.WriteString("\n" + tomltext.Header("shell_environment_policy"))
 	kv("exclude", []string{keyEnv})
 
-	b.WriteString("\n[mcp_servers.hub]\n")
+	b.WriteString("\n" + tomltext.Header("mcp_servers", "hub"))
 	kv("command", c.Worker.Command)
 	kv("args", c.Worker.Args)
 	kv("env", c.Worker.Env)
@@ -245,45 +245,11 @@ func (c config) toml() string {
 	kv("startup_timeout_sec", 30)
 	kv("tool_timeout_sec", c.ToolTimeoutS)
 
-	b.WriteString("\n[analytics]\n")
+	b.WriteString("\n" + tomltext.Header("analytics"))
 	kv("enabled", false)
 
-	b.WriteString("\n[features]\n")
+	b.WriteString("\n" + tomltext.Header("features"))
 	kv("plugins", false)
 	kv("unbounded_connection_retries", false)
 	return b.String()
-}
-
-// tomlValue renders a string, bool, integer, string list or string map as
-// TOML. A JSON string is a TOML basic string, but for DEL, which TOML wants
-// escaped.
-func tomlValue(v any) string {
-	str := func(s string) string {
-		b, _ := json.Marshal(s) // a string always marshals
-		return strings.ReplaceAll(string(b), "\x7f", `\u007f`)
-	}
-	switch v := v.(type) {
-	case string:
-		return str(v)
-	case bool, int, int64:
-		return fmt.Sprint(v)
-	case []string:
-		q := make([]string, len(v))
-		for i, s := range v {
-			q[i] = str(s)
-		}
-		return "[" + strings.Join(q, ", ") + "]"
-	case map[string]string:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		q := make([]string, len(keys))
-		for i, k := range keys {
-			q[i] = str(k) + " = " + str(v[k])
-		}
-		return "{ " + strings.Join(q, ", ") + " }"
-	}
-	panic(fmt.Sprintf("codex: no TOML for %T", v))
 }

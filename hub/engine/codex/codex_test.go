@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/pelletier/go-toml/v2"
 
 	"github.com/hub-agents/hub/agent/profile"
 	"github.com/hub-agents/hub/hub/engine"
@@ -18,6 +19,7 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/sandbox"
 	"github.com/hub-agents/hub/internal/micros"
+	"github.com/hub-agents/hub/internal/tomltext"
 )
 
 const testKey = "sk-codex-unit-0123456789"
@@ -126,7 +128,7 @@ func TestConfigTOML(t *testing.T) {
 		`exclude = ["HUB_CODEX_API_KEY"]`,
 		`command = "/bin/hub"`,
 		`args = ["worker-mcp"]`,
-		`env = { "HUB_JOB" = "j1", "HUB_SOCKET" = "/s/x.sock" }`,
+		`env = { HUB_JOB = "j1", HUB_SOCKET = "/s/x.sock" }`,
 		`required = true`,
 		`default_tools_approval_mode = "approve"`,
 		`tool_timeout_sec = 660`,
@@ -140,6 +142,22 @@ func TestConfigTOML(t *testing.T) {
 	if strings.Contains(got, "model_reasoning_effort") {
 		t.Errorf("an effort nobody asked for:\n%s", got)
 	}
+	// It reads back, through go-toml, as what hub meant.
+	var read struct {
+		Model      string `toml:"model"`
+		MCPServers map[string]struct {
+			Command string            `toml:"command"`
+			Args    []string          `toml:"args"`
+			Env     map[string]string `toml:"env"`
+		} `toml:"mcp_servers"`
+	}
+	if err := toml.Unmarshal([]byte(got), &read); err != nil {
+		t.Fatalf("go-toml refuses the config: %v\n%s", err, got)
+	}
+	if read.Model != c.Model || read.MCPServers["hub"].Command != c.Worker.Command ||
+		!cmp.Equal(read.MCPServers["hub"].Args, c.Worker.Args) || !cmp.Equal(read.MCPServers["hub"].Env, c.Worker.Env) {
+		t.Errorf("config reads back as %+v", read)
+	}
 	c.ReadOnly, c.KeyEnv, c.Effort = true, "", "low"
 	got = c.toml()
 	for _, line := range []string{`sandbox_mode = "read-only"`, `model_reasoning_effort = "low"`} {
@@ -149,25 +167,6 @@ func TestConfigTOML(t *testing.T) {
 	}
 	if strings.Contains(got, "env_key") {
 		t.Errorf("env_key without a key:\n%s", got)
-	}
-}
-
-func TestTOMLValue(t *testing.T) {
-	for in, want := range map[string]string{
-		`plain`:             `"plain"`,
-		"tab\tnl\nq\"b\\":   `"tab\tnl\nq\"b\\"`,
-		"del\x7f":           `"del\u007f"`,
-		"<a&b>":             `"\u003ca\u0026b\u003e"`,
-		"\x01":              `"\u0001"`,
-		"ü":                 `"ü"`,
-		"C:\\path with 'q'": `"C:\\path with 'q'"`,
-	} {
-		if got := tomlValue(in); got != want {
-			t.Errorf("tomlValue(%q) = %s, want %s", in, got, want)
-		}
-	}
-	if got := tomlValue(map[string]string{}); got != "{  }" {
-		t.Errorf("empty table: %s", got)
 	}
 }
 
@@ -300,8 +299,8 @@ func TestStartAndResume(t *testing.T) {
 		t.Errorf("the key is written in config.toml:\n%s", cfg)
 	}
 	for _, line := range []string{`base_url = "http://127.0.0.1:9/v1"`, `model = "m"`, `command = "/opt/hub/hub"`,
-		`env = { "HUB_JOB" = "j1", "HUB_SOCKET" = "/s/shim.sock" }`, `tool_timeout_sec = 660`,
-		`writable_roots = [` + tomlValue(filepath.Join(sp.Scratch, "home")) + `]`} {
+		`env = { HUB_JOB = "j1", HUB_SOCKET = "/s/shim.sock" }`, `tool_timeout_sec = 660`,
+		`writable_roots = [` + tomltext.Value(filepath.Join(sp.Scratch, "home")) + `]`} {
 		if !strings.Contains(cfg, line) {
 			t.Errorf("config.toml lacks %s:\n%s", line, cfg)
 		}
