@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hub-agents/hub/agent/profile"
 	"github.com/hub-agents/hub/agent/scripted"
@@ -236,7 +237,13 @@ func (b *builtinWorld) waitEnd(ctx context.Context, id string) protocol.JobStatu
 	b.t.Helper()
 	var since int64
 	for {
-		wr := hubtest.Call[protocol.WaitResult](b.t, ctx, b.c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{id}, TimeoutS: 30, Since: since})
+		// As long as the test's deadline allows (a loaded machine starts an
+		// agent CLI slowly), not a fixed 30 s of its own.
+		limit := 30.0
+		if dl, ok := ctx.Deadline(); ok {
+			limit = max(1, time.Until(dl).Seconds()-2)
+		}
+		wr := hubtest.Call[protocol.WaitResult](b.t, ctx, b.c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{id}, TimeoutS: limit, Since: since})
 		if len(wr.Jobs) != 1 {
 			b.t.Fatalf("wait: %+v", wr)
 		}
