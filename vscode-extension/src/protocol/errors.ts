@@ -18,6 +18,13 @@ export const ClientErrorCodes = {
   StartFailed: 4,
 } as const;
 
+/**
+ * notRunningHint is what to do when no daemon answers. Any hub command
+ * starts the daemon (hub's own client does, as the extension does), so the
+ * hint names one, and the extension's command that starts it.
+ */
+export const notRunningHint = "Any hub command (`hub jobs`, say) starts it, and so does Hub: Start Hub.";
+
 /** HubError is an error from the daemon, or one of the client's own. */
 export class HubError extends Error {
   override readonly name = "HubError";
