@@ -327,7 +327,7 @@ export function renderDetails(d: Details, cspSource: string): string {
           return `<tr><td>${commandLink("hub.openDiff", [d.id, f], name)}</td><td class="muted">${esc(f.change)}</td><td class="stat">${esc(fmt.diffstat(f))}</td></tr>`;
         })
         .join("")}</table>`
-    : `<p class="muted">${d.ended ? "No changes." : "No changes yet."}</p>`;
+    : `<p class="muted">${d.ended ? "No changes." : "Nothing committed yet."}</p>`;
   out.push(section(`Files (${d.files.length})`, files, "files"));
   if (d.verify) {
     const v = d.verify;

@@ -57,7 +57,7 @@ describe("details, pure", () => {
     const html = renderDetails(d, "vscode-resource:");
     assert.match(html, /href="command:hub\.stop\?/);
     assert.doesNotMatch(html, /hub\.merge/);
-    assert.match(html, /No changes yet\./);
+    assert.match(html, /Nothing committed yet\./);
   });
 
   test("from the evidence: verify with its output tail, rubric per criterion, timings, cost unknown", () => {
