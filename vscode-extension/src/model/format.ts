@@ -67,20 +67,22 @@ export function ref(j: Pick<JobStatus, "id" | "branch">): string {
 }
 
 /**
- * description is the grey text of a job's row: `<branch or id> · <engine> ·
- * <elapsed> · $<cost> · <progress>` while it runs, and
- * `<branch or id> · <outcome> · <engine> · <elapsed> · $<cost>` once it has
- * ended (its last progress note is stale by then).
+ * description is the grey text of a job's row, what matters first (a narrow
+ * side bar cuts the end): `<engine> · <elapsed> · $<cost> · <progress> ·
+ * <branch or id>` while it runs, and `<outcome> · <engine> · <elapsed> ·
+ * $<cost> · <branch or id>` once it has ended (its last progress note is
+ * stale by then).
  */
 export function description(j: JobStatus, elapsedMs = j.elapsed_ms): string {
   if (isTerminal(j.state)) {
-    return [ref(j), outcome(j), j.engine || "?", elapsed(elapsedMs), cost(j)].join(" · ");
+    return [outcome(j), j.engine || "?", elapsed(elapsedMs), cost(j), ref(j)].join(" · ");
   }
-  const parts = [ref(j), j.engine || "?", elapsed(elapsedMs), cost(j)];
+  const parts = [j.engine || "?", elapsed(elapsedMs), cost(j)];
   const progress = oneLine(j.progress ?? "");
   if (progress) {
     parts.push(progress);
   }
+  parts.push(ref(j));
   return parts.join(" · ");
 }
 

@@ -66,24 +66,24 @@ describe("format", () => {
     const long = "x".repeat(80);
     assert.equal([...fmt.taskLabel(long)].length, 60);
     assert.ok(fmt.taskLabel(long).endsWith("…"));
-    assert.equal(fmt.description(job("a", "running", { elapsed_ms: 12_000, progress: "half  way\nthere" })), "a · exec · 12s · $0.00 · half way there");
-    assert.equal(fmt.description(job("a", "queued", { cost: { usd: 0, known: false, reserved_usd: 0, tokens: 0 } })), "a · exec · 0s · $?");
+    assert.equal(fmt.description(job("a", "running", { elapsed_ms: 12_000, progress: "half  way\nthere" })), "exec · 12s · $0.00 · half way there · a");
+    assert.equal(fmt.description(job("a", "queued", { cost: { usd: 0, known: false, reserved_usd: 0, tokens: 0 } })), "exec · 0s · $? · a");
     // The branch (hub/<id>) names the job where it has one.
-    assert.equal(fmt.description(job("ab12cd34", "running", { branch: "hub/ab12cd34", progress: "p" })), "hub/ab12cd34 · exec · 0s · $0.00 · p");
+    assert.equal(fmt.description(job("ab12cd34", "running", { branch: "hub/ab12cd34", progress: "p" })), "exec · 0s · $0.00 · p · hub/ab12cd34");
   });
 
   test("an ended job reads its state and verify outcome, not its stale progress", () => {
     const done = job("ab12cd34", "succeeded", { branch: "hub/ab12cd34", elapsed_ms: 9_000, progress: "writing greeting", verify_exit: 0 });
-    assert.equal(fmt.description(done), "hub/ab12cd34 · succeeded · verified · exec · 9s · $0.00");
+    assert.equal(fmt.description(done), "succeeded · verified · exec · 9s · $0.00 · hub/ab12cd34");
     const failed = job("ab12cd34", "failed", { branch: "hub/ab12cd34", progress: "writing greeting", verify_exit: 1 });
-    assert.equal(fmt.description(failed), "hub/ab12cd34 · failed · verify failed (exit 1) · exec · 0s · $0.00");
+    assert.equal(fmt.description(failed), "failed · verify failed (exit 1) · exec · 0s · $0.00 · hub/ab12cd34");
     assert.equal(fmt.outcome(job("a", "succeeded")), "succeeded");
     assert.equal(fmt.outcome(job("a", "timed_out")), "timed out");
     assert.equal(fmt.outcome(job("a", "cancelled", { verify_exit: 0 })), "cancelled · verified");
     // While it runs, verify's exit is not an outcome yet.
     assert.equal(fmt.outcome(job("a", "verifying")), "verifying");
     assert.equal(fmt.outcome(job("a", "needs_input")), "needs input");
-    assert.equal(fmt.description(job("r", "succeeded", { kind: "read" })), "r · succeeded · exec · 0s · $0.00");
+    assert.equal(fmt.description(job("r", "succeeded", { kind: "read" })), "succeeded · exec · 0s · $0.00 · r");
     assert.equal(fmt.verifyOutcome(undefined), "");
     assert.equal(fmt.verifyOutcome(0), "verified");
     assert.equal(fmt.verifyOutcome(2), "verify failed (exit 2)");
