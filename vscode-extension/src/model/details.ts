@@ -134,10 +134,13 @@ export function clock(at: string | undefined): string {
   return Number.isNaN(d.getTime()) ? at : `${d.toISOString().slice(11, 19)} UTC`;
 }
 
-/** ms formats a phase's milliseconds: "0.4s" under 10 s, else as elapsed does. */
+/** ms formats a phase's milliseconds: "12 ms" under a second, "1.5s" under 10 s, else as elapsed does. */
 export function ms(v: number): string {
   if (!Number.isFinite(v) || v < 0) {
     return "?";
+  }
+  if (v < 1000) {
+    return `${Math.round(v)} ms`;
   }
   return v < 10_000 ? `${(v / 1000).toFixed(1)}s` : fmt.elapsed(v);
 }
@@ -282,6 +285,11 @@ export function commandLink(command: string, args: unknown[], label: string, cls
 /** The commands the page links to (the webview's allow list). */
 export const DetailsCommands = ["hub.openDiff", "hub.openAllChanges", "hub.merge", "hub.cleanup", "hub.showLog", "hub.answer", "hub.stop"] as const;
 
+/** grid lays key-value pairs out in as many columns as fit. */
+function grid(rows: [string, string][]): string {
+  return `<dl class="grid">${rows.map(([k, v]) => `<div><dt>${esc(k)}</dt><dd>${esc(v)}</dd></div>`).join("")}</dl>`;
+}
+
 function table(rows: [string, string][], cls = "kv"): string {
   return `<table class="${cls}">${rows.map(([k, v]) => `<tr><th>${esc(k)}</th><td>${esc(v)}</td></tr>`).join("")}</table>`;
 }
@@ -319,7 +327,7 @@ export function renderDetails(d: Details, cspSource: string): string {
   if (d.summary) {
     out.push(section("Summary", `<pre class="summary">${esc(d.summary)}</pre>`, "summary"));
   }
-  out.push(section("Job", table(d.facts), "job"));
+  out.push(section("Job", grid(d.facts), "job"));
   const files = d.files.length
     ? `<table class="files">${d.files
         .map((f) => {
@@ -352,14 +360,13 @@ export function renderDetails(d: Details, cspSource: string): string {
     const grader = r.graderError ? `<p class="muted">grader: ${esc(r.graderError)}</p>` : "";
     out.push(section("Rubric", `<p><span class="badge ${r.tone}">${esc(r.verdict)}</span> ${esc(r.line)}</p><table class="rubric">${rows}</table>${grader}`, "rubric"));
   }
-  out.push(section("Cost", table(d.cost), "cost"));
-  out.push(section("Timings", table(d.timings), "timings"));
   const qs = d.questions.length
     ? `<ol class="questions">${d.questions
         .map((q) => `<li><div>${q.kind !== "question" ? `<b>${esc(q.kind)}:</b> ` : ""}${esc(q.text)}</div>${q.context ? `<div class="muted">${esc(q.context)}</div>` : ""}<div class="muted">asked at ${esc(q.asked)} · <span class="tone-${q.tone}">${esc(q.settled)}</span></div></li>`)
         .join("")}</ol>`
     : `<p class="muted">The worker asked nothing.</p>`;
   out.push(section(`Questions (${d.questions.length})`, qs, "questions"));
+  out.push(`<div class="columns">${section("Cost", table(d.cost), "cost")}${section("Timings", table(d.timings), "timings")}</div>`);
   if (d.report) {
     out.push(section("The worker's report (unverified)", `<pre>${esc(d.report)}</pre>`, "report"));
   }
@@ -396,6 +403,12 @@ th, td { text-align: left; vertical-align: top; padding: 2px 14px 2px 0; }
 table.kv th { font-weight: normal; color: var(--vscode-descriptionForeground); white-space: nowrap; }
 td.stat { font-family: var(--vscode-editor-font-family); white-space: nowrap; }
 pre { font-family: var(--vscode-editor-font-family); font-size: var(--vscode-editor-font-size); background: var(--vscode-textCodeBlock-background); padding: 8px 10px; border-radius: 3px; white-space: pre-wrap; word-break: break-word; margin: 4px 0; }
+dl.grid { display: grid; grid-template-columns: repeat(auto-fill, minmax(240px, 1fr)); gap: 2px 18px; margin: 4px 0; }
+dl.grid div { display: flex; gap: 10px; min-width: 0; }
+dl.grid dt { color: var(--vscode-descriptionForeground); min-width: 64px; }
+dl.grid dd { margin: 0; overflow-wrap: anywhere; }
+.columns { display: flex; flex-wrap: wrap; column-gap: 48px; }
+.columns section { min-width: 220px; }
 .error, .problem { color: var(--vscode-errorForeground); }
 ol.questions { padding-left: 20px; }
 ol.questions li { margin-bottom: 6px; }

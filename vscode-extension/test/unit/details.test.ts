@@ -90,7 +90,7 @@ describe("details, pure", () => {
     assert.deepEqual(d.verify, { command: "make test", outcome: "failed (exit 1)", tone: "bad", duration: "1.5s", commit: "fedcba987654", outputTail: "FAIL <TestX>\n" });
     assert.equal(d.rubric?.verdict, "needs revision");
     assert.deepEqual(d.rubric?.criteria.map((c) => `${c.id}:${c.status}:${c.tone}`), ["c1:fail:bad", "c2:pass:ok"]);
-    assert.deepEqual(d.timings, [["queued", "0.1s"], ["preparing", "0.2s"], ["running", "12s"], ["of which waiting for answers", "5.0s"], ["verifying", "1.5s"], ["total", "13s"]]);
+    assert.deepEqual(d.timings, [["queued", "100 ms"], ["preparing", "200 ms"], ["running", "12s"], ["of which waiting for answers", "5.0s"], ["verifying", "1.5s"], ["total", "13s"]]);
     assert.deepEqual(d.cost, [["cost", "$1.00 (unknown: the whole reservation is charged)"], ["reserved", "$1.00"], ["tokens", "0"], ["model calls", "3"], ["models", "m1, m2"]]);
     assert.ok(d.merge);
     const html = renderDetails(d, "vscode-resource:");
@@ -115,7 +115,8 @@ describe("details, pure", () => {
     assert.equal(commandLink("hub.showLog", ["x"], "Log <1>"), '<a href="command:hub.showLog?%5B%22x%22%5D">Log &lt;1&gt;</a>');
     assert.equal(clock("2026-01-01T12:34:56.789Z"), "12:34:56 UTC");
     assert.equal(clock("soon"), "soon");
-    assert.equal(ms(400), "0.4s");
+    assert.equal(ms(400), "400 ms");
+    assert.equal(ms(1500), "1.5s");
     assert.equal(ms(65_000), "1m 05s");
     assert.equal(ms(-1), "?");
   });
