@@ -104,6 +104,8 @@ export interface Details {
   problem?: string;
   ended: boolean;
   merge: boolean;
+  /** A question waits for an answer. */
+  answer: boolean;
 }
 
 function toneOfState(j: Pick<JobStatus, "state" | "verify_exit">): Tone {
@@ -268,6 +270,7 @@ export function buildDetails(input: DetailsInput): Details {
     problem: input.problem,
     ended,
     merge: ended && j.kind !== "read" && !!(ev?.branch || j.branch),
+    answer: j.state === "needs_input",
   };
 }
 
@@ -308,6 +311,9 @@ export function renderDetails(d: Details, cspSource: string): string {
     actions.push(commandLink("hub.merge", [d.id], "Merge", "button"));
     actions.push(commandLink("hub.cleanup", [d.id], "Clean up", "button"));
   } else if (!d.ended) {
+    if (d.answer) {
+      actions.push(commandLink("hub.answer", [d.id], "Answer", "button"));
+    }
     actions.push(commandLink("hub.stop", [d.id], "Stop", "button"));
   }
   if (d.files.length > 0) {

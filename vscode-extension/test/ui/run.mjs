@@ -317,7 +317,7 @@ async function scenario(theme) {
 			throw new StepError(`${e.message}; it shows ${badge === null ? 'no Hub item' : `"${badge}"`}`);
 		});
 		// The details followed the job: its question, waiting.
-		await waitDetails('the question, waiting', [headline('needs input'), /Questions \(1\)/, new RegExp(QUESTION.replace(/\?/g, '\\?')), /waiting for an answer/]);
+		await waitDetails('the question, waiting', [headline('needs input'), /^Answer Stop Log$/m, /Questions \(1\)/, new RegExp(QUESTION.replace(/\?/g, '\\?')), /waiting for an answer/]);
 		const titles = await inlineTitles(TASK);
 		if (!titles.includes('Hub: Answer Question') || !titles.includes('Hub: Stop Job')) throw new StepError(`a job that needs input shows the inline actions [${titles.join(', ')}]`);
 		await h.screenshot('02-question.png');

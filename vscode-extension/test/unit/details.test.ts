@@ -37,6 +37,7 @@ describe("details, pure", () => {
     ]);
     assert.equal(h.cursor, 9);
     const d = buildDetails({ status: job("j", "needs_input"), questions: h.entries() });
+    assert.match(renderDetails(d, "x:"), /href="command:hub\.answer\?%5B%22j%22%5D">Answer</);
     assert.deepEqual(d.questions.map((q) => `${q.kind}:${q.text}:${q.settled}`), [
       "question:which color?:answered at 00:00:09 UTC",
       "blocker:no key:expired at 00:05:10 UTC: the worker went on",
@@ -57,6 +58,7 @@ describe("details, pure", () => {
     const html = renderDetails(d, "vscode-resource:");
     assert.match(html, /href="command:hub\.stop\?/);
     assert.doesNotMatch(html, /hub\.merge/);
+    assert.doesNotMatch(html, /hub\.answer/);
     assert.match(html, /Nothing committed yet\./);
   });
 
