@@ -8,6 +8,7 @@ import { Session } from "./model/session";
 import { ClientErrorCodes } from "./protocol/errors";
 import { hubBinary, hubHome } from "./protocol/paths";
 import { registerCommands } from "./ui/commands";
+import { JobDetails } from "./ui/details";
 import { JobFileSystem } from "./ui/fs";
 import { JobLogs } from "./ui/logs";
 import { Questions } from "./ui/questions";
@@ -34,6 +35,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const questions = new Questions(session);
   const logs = new JobLogs(session);
   const status = new StatusBar(session);
+  const details = new JobDetails(session, log);
 
   const updateView = () => {
     const n = session.model.counts().needsInput;
@@ -57,14 +59,16 @@ export function activate(context: vscode.ExtensionContext): void {
     questions,
     logs,
     status,
+    details,
     vscode.workspace.registerFileSystemProvider(Scheme.JobFile, fs, { isReadonly: true, isCaseSensitive: true }),
-    ...registerCommands({ session, tree, questions, logs, log }),
+    ...registerCommands({ session, tree, questions, logs, details, log }),
     session.model.onDidChange(updateView),
     session.onDidChangeState(updateView),
     session.onDidFail((e) => {
       updateView();
       if (e.code === ClientErrorCodes.DaemonAbsent) {
-        showUntilConnected(e.display());
+        // The action first: a collapsed toast shows one line.
+        showUntilConnected(`${e.message}: [Start Hub](command:hub.startHub).${e.hint ? ` ${e.hint}` : ""}`);
       } else {
         void vscode.window.showErrorMessage(`Hub: ${e.display()}`);
       }
@@ -81,7 +85,8 @@ export function activate(context: vscode.ExtensionContext): void {
 
   // showUntilConnected shows text as a notification that goes away by
   // itself once the session connects (a plain message would outlive the
-  // problem it reports).
+  // problem it reports). A progress notification takes no buttons, but its
+  // text renders [label](command:…) links: the Start Hub action is one.
   let waiting = false;
   function showUntilConnected(text: string): void {
     if (waiting) {

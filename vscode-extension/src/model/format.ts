@@ -3,6 +3,7 @@
 
 import { errorText, isHubError } from "../protocol/errors";
 import { ErrorCodes, type FileChange, type JobStatus, type SummaryResult } from "../protocol/generated";
+import { isTerminal } from "./jobs";
 
 /** elapsed formats milliseconds as "12s", "3m 04s" or "1h 02m". */
 export function elapsed(ms: number): string {
@@ -34,13 +35,54 @@ export function taskLabel(task: string, max = 60): string {
   return chars.length <= max ? first : chars.slice(0, max - 1).join("") + "…";
 }
 
-/** description is `<engine> · <elapsed> · $<cost> · <progress>`. */
+/** stateWord is a state as a user reads it: "needs input", "timed out". */
+export function stateWord(s: JobStatus["state"]): string {
+  return s.replace(/_/g, " ");
+}
+
+/**
+ * verifyOutcome is what verify said, as a few words: "verified",
+ * "verify failed (exit 1)"; "" when verify has not run.
+ */
+export function verifyOutcome(exit: number | null | undefined): string {
+  if (exit === undefined || exit === null) {
+    return "";
+  }
+  return exit === 0 ? "verified" : `verify failed (exit ${exit})`;
+}
+
+/**
+ * outcome is a job's state word, and once it has ended what verify said:
+ * "running", "succeeded · verified", "failed · verify failed (exit 1)".
+ */
+export function outcome(j: Pick<JobStatus, "state" | "verify_exit">): string {
+  const word = stateWord(j.state);
+  const v = isTerminal(j.state) ? verifyOutcome(j.verify_exit) : "";
+  return v ? `${word} · ${v}` : word;
+}
+
+/** ref names a job where the user meets it: its branch (hub/<id>, which holds the id), else its id. */
+export function ref(j: Pick<JobStatus, "id" | "branch">): string {
+  return j.branch || j.id;
+}
+
+/**
+ * description is the grey text of a job's row, what matters first (a narrow
+ * side bar cuts the end): `<engine> · <elapsed> · $<cost> · <progress> ·
+ * <branch or id>` while it runs, and `<outcome> · <engine> · <elapsed> ·
+ * $<cost> · <branch or id>` once it has ended (its last progress note is
+ * stale by then).
+ */
 export function description(j: JobStatus, elapsedMs = j.elapsed_ms): string {
+  if (isTerminal(j.state)) {
+    return [outcome(j), j.engine || "?", elapsed(elapsedMs), cost(j), ref(j)].join(" · ");
+  }
   const parts = [j.engine || "?", elapsed(elapsedMs), cost(j)];
   const progress = oneLine(j.progress ?? "");
   if (progress) {
     parts.push(progress);
   }
+  parts.push(ref(j));
   return parts.join(" · ");
 }
 
@@ -49,9 +91,9 @@ export function oneLine(s: string): string {
   return s.replace(/\s+/g, " ").trim();
 }
 
-/** tooltip holds the id, state, branch and error of a job. */
+/** tooltip holds the id, outcome, branch and error of a job. */
 export function tooltip(j: JobStatus): string {
-  const lines = [`${j.id} · ${j.state}`, j.task.trim()];
+  const lines = [`job ${j.id} · ${outcome(j)}`, j.task.trim()];
   if (j.branch) {
     lines.push(`branch: ${j.branch}`);
   }
@@ -70,6 +112,7 @@ export function tooltip(j: JobStatus): string {
   if (j.error) {
     lines.push(`error: ${j.error}`);
   }
+  lines.push("Click for the job's details.");
   return lines.join("\n");
 }
 
@@ -106,6 +149,14 @@ export interface BarCounts {
 /** statusText is the status-bar text while connected. */
 export function statusText(c: BarCounts, spentUSD: number): string {
   return `$(pulse) hub: ${c.running} running · ${c.needsInput} needs input · ${usd(spentUSD)}`;
+}
+
+/** How long a transient status-bar message stays (ms). */
+export const transientMs = 5000;
+
+/** answerSent is the transient status-bar message after a reply went out. */
+export function answerSent(id: string): string {
+  return `Hub: answer sent to job ${id}`;
 }
 
 /** The status-bar text while no daemon answers. */

@@ -30,15 +30,29 @@ export function isTerminal(s: string): boolean {
   return terminal.has(s);
 }
 
-/** contextValue is the job node's contextValue, used by the menus. */
-export function contextValue(j: Pick<JobStatus, "state">): "job-needs-input" | "job-active" | "job-queued" | "job-ended" {
+/**
+ * contextValue is the job node's contextValue, which the menus (inline
+ * actions included) read: job-needs-input, job-active, job-queued while it
+ * runs; once ended, job-succeeded or job-ended for a write job (its branch
+ * can be merged, its worktree cleaned up) and job-ended-read for a read job
+ * (no branch).
+ */
+export function contextValue(
+  j: Pick<JobStatus, "state"> & Partial<Pick<JobStatus, "kind">>,
+): "job-needs-input" | "job-active" | "job-queued" | "job-succeeded" | "job-ended" | "job-ended-read" {
   if (j.state === "needs_input") {
     return "job-needs-input";
   }
   if (j.state === "queued") {
     return "job-queued";
   }
-  return isTerminal(j.state) ? "job-ended" : "job-active";
+  if (!isTerminal(j.state)) {
+    return "job-active";
+  }
+  if (j.kind === "read") {
+    return "job-ended-read";
+  }
+  return j.state === "succeeded" ? "job-succeeded" : "job-ended";
 }
 
 export interface Counts {

@@ -112,6 +112,31 @@ export class Session {
     return this.attempt;
   }
 
+  /**
+   * startHub is the user asking for a daemon: it starts `<binary> serve`
+   * when none answers (whatever autoStart says: this is the user's own
+   * request, and a daemon stopped on purpose may be started again by hand)
+   * and connects. Rejects with the HubError that kept it from connecting.
+   */
+  async startHub(): Promise<void> {
+    await this.attempt?.catch(() => undefined);
+    if (this.client && !this.client.closed) {
+      return;
+    }
+    this.clearRetry();
+    this.retryDelay = this.initialDelay;
+    try {
+      await daemonUp({ home: this.o.home(), binary: this.o.binary(), autoStart: true, env: this.o.env });
+    } catch (err) {
+      this.scheduleRetry();
+      throw err;
+    }
+    await this.connectNow(false);
+    if (this.state !== "connected") {
+      throw this.lastError ?? new HubError(ClientErrorCodes.ConnectionClosed, "hub started but did not answer");
+    }
+  }
+
   /** reconnect drops the connection (if any) and connects again, e.g. after the home setting changed. */
   async reconnect(): Promise<void> {
     await this.attempt?.catch(() => undefined);

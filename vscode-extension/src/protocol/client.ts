@@ -15,7 +15,7 @@ import {
   type MessageWriter,
 } from "vscode-jsonrpc/node";
 
-import { ClientErrorCodes, HubError } from "./errors";
+import { ClientErrorCodes, HubError, notRunningHint } from "./errors";
 import {
   Methods,
   PROTOCOL_VERSION,
@@ -62,7 +62,7 @@ export function toHubError(err: unknown): HubError {
   }
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (code === "ENOENT" || code === "ECONNREFUSED") {
-    return new HubError(ClientErrorCodes.DaemonAbsent, "hub is not running", { hint: "Run `hub serve`." });
+    return new HubError(ClientErrorCodes.DaemonAbsent, "hub is not running", { hint: notRunningHint });
   }
   if (err instanceof Error && /Connection is (closed|disposed)/.test(err.message)) {
     return new HubError(ClientErrorCodes.ConnectionClosed, "the connection to the hub daemon is closed");
@@ -88,7 +88,7 @@ export function dial(socket: string, timeoutMs = 5000): Promise<net.Socket> {
       s.destroy();
       if (err.code === "ENOENT" || err.code === "ECONNREFUSED") {
         reject(new HubError(ClientErrorCodes.DaemonAbsent, `hub is not running (nothing answers on ${socket})`, {
-          hint: "Run `hub serve`.",
+          hint: notRunningHint,
         }));
       } else {
         reject(new HubError(ClientErrorCodes.DaemonAbsent, `cannot connect to ${socket}: ${err.message}`));

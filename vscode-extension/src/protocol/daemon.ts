@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 
 import { dial } from "./client";
-import { ClientErrorCodes, HubError } from "./errors";
+import { ClientErrorCodes, HubError, notRunningHint } from "./errors";
 import { daemonLog, socketPath } from "./paths";
 
 export interface StartOptions {
@@ -98,8 +98,8 @@ export interface EnsureOptions extends StartOptions {
 
 /**
  * daemonUp makes sure a daemon answers on home's socket: it dials, and when
- * nothing answers starts one (autoStart) or rejects with DaemonAbsent and
- * the message "hub is not running: run `hub serve`".
+ * nothing answers starts one (autoStart) or rejects with notRunning's
+ * DaemonAbsent.
  */
 export async function daemonUp(o: EnsureOptions): Promise<void> {
   try {
@@ -117,7 +117,11 @@ export async function daemonUp(o: EnsureOptions): Promise<void> {
   await startDaemon(o);
 }
 
-/** notRunning is the error shown when no daemon answers and autoStart is off. */
+/**
+ * notRunning is the error shown when no daemon answers and none is started
+ * (autoStart off, or a daemon stopped on purpose). It says what is true: any
+ * hub command starts the daemon; `hub serve` is not needed.
+ */
 export function notRunning(): HubError {
-  return new HubError(ClientErrorCodes.DaemonAbsent, "hub is not running: run `hub serve`");
+  return new HubError(ClientErrorCodes.DaemonAbsent, "hub is not running", { hint: notRunningHint });
 }

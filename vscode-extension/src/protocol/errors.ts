@@ -18,6 +18,13 @@ export const ClientErrorCodes = {
   StartFailed: 4,
 } as const;
 
+/**
+ * notRunningHint is what to do when no daemon answers: any hub command
+ * starts the daemon (hub's own client does, as the extension does), so the
+ * hint names one. Plain text: notifications and the view show it as is.
+ */
+export const notRunningHint = "Any hub command (hub jobs, say) starts it.";
+
 /** HubError is an error from the daemon, or one of the client's own. */
 export class HubError extends Error {
   override readonly name = "HubError";

@@ -4,11 +4,12 @@
 
 import * as vscode from "vscode";
 
-import { diffTitle, mergeError, taskLabel } from "../model/format";
+import { diffTitle, mergeError, taskLabel, transientMs } from "../model/format";
 import { isTerminal } from "../model/jobs";
 import type { Session } from "../model/session";
 import { errorText, isHubError } from "../protocol/errors";
 import { Methods, type FileChange, type JobStatus, type StartParams } from "../protocol/generated";
+import type { JobDetails } from "./details";
 import type { JobLogs } from "./logs";
 import type { Questions } from "./questions";
 import { FileNode, type JobsTree } from "./tree";
@@ -19,6 +20,7 @@ export interface CommandDeps {
   tree: JobsTree;
   questions: Questions;
   logs: JobLogs;
+  details: JobDetails;
   log(line: string): void;
 }
 
@@ -82,6 +84,19 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
       }),
 
     "hub.answer": (arg) => d.questions.answer(jobIdOf(arg)),
+
+    "hub.showDetails": async (arg) => {
+      const id = await pickJob(arg, "Show the details of", any);
+      if (id) {
+        await run("show details", () => d.details.show(id));
+      }
+    },
+
+    "hub.startHub": () =>
+      run("start hub", async () => {
+        await session.startHub();
+        vscode.window.setStatusBarMessage("Hub: connected", transientMs);
+      }),
 
     "hub.startJob": () =>
       run("start job", async () => {
@@ -160,7 +175,7 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
       }
       await run("steer", async () => {
         await session.act(Methods.JobSteer, { id, text });
-        vscode.window.setStatusBarMessage(`Hub: steering queued for job ${id}`, 4000);
+        vscode.window.setStatusBarMessage(`Hub: steering queued for job ${id}`, transientMs);
       });
     },
 

@@ -3,6 +3,7 @@
 
 import * as vscode from "vscode";
 
+import * as fmt from "../model/format";
 import type { Session } from "../model/session";
 import { errorText } from "../protocol/errors";
 import { Methods } from "../protocol/generated";
@@ -67,7 +68,7 @@ export class Questions implements vscode.Disposable {
     }
     try {
       await this.session.act(Methods.JobReply, { id: jobId, question_id: q.id, text });
-      vscode.window.setStatusBarMessage(`Hub: answer sent to job ${jobId}`, 4000);
+      vscode.window.setStatusBarMessage(fmt.answerSent(jobId), fmt.transientMs);
     } catch (err) {
       void vscode.window.showErrorMessage(`Hub: could not answer job ${jobId}: ${errorText(err)}`);
     }

@@ -31,9 +31,11 @@ export class StatusBar implements vscode.Disposable {
     if (this.session.state !== "connected") {
       this.item.text = fmt.disconnectedText;
       const why = this.session.lastError?.display();
-      this.item.tooltip = why ? `hub: disconnected\n${why}` : "hub: disconnected; reconnecting";
+      this.item.tooltip = `${why ? `hub: disconnected\n${why}` : "hub: disconnected; reconnecting"}\nClick to start hub.`;
+      this.item.command = "hub.startHub";
       return;
     }
+    this.item.command = "hub.jobs.focus";
     const c = this.session.model.counts();
     this.item.text = fmt.statusText(c, this.session.summary?.spent_usd ?? 0);
     this.item.tooltip = fmt.statusTooltip(c, this.session.summary);

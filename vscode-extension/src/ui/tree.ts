@@ -152,6 +152,8 @@ export class JobsTree implements vscode.TreeDataProvider<Node>, vscode.Disposabl
         item.tooltip = fmt.tooltip(j);
         item.contextValue = contextValue(j);
         item.iconPath = stateIcon(j);
+        // A click shows the details; the twistie expands the row.
+        item.command = { command: "hub.showDetails", title: "Show Job Details", arguments: [n] };
         return item;
       }
       case "question": {

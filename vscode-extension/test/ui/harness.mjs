@@ -98,11 +98,27 @@ function pidsWithEnv(key, value) {
 	return out;
 }
 
+// The color themes a run can use, by the name run.mjs takes.
+export const Themes = {
+	light: { name: 'Default Light Modern', bodyClass: 'vs' },
+	dark: { name: 'Default Dark Modern', bodyClass: 'vs-dark' },
+};
+
+// samePixels reports whether two PNG files hold the same image: PNG encoding
+// is deterministic here, so the same screen gives the same bytes.
+function samePixels(a, b) {
+	return fs.readFileSync(a).equals(fs.readFileSync(b));
+}
+
 export class Harness {
-	constructor() {
+	// theme: a key of Themes; outDir: where this run's screenshots go.
+	constructor({ theme = 'light', outDir } = {}) {
+		if (!Themes[theme]) throw new StepError(`unknown theme "${theme}": one of ${Object.keys(Themes).join(', ')}`);
+		this.theme = theme;
 		this.hubBin = path.resolve(process.env.HUB_BIN || path.join(repoRoot, 'bin/hub'));
 		this.vsix = path.resolve(process.env.HUB_VSIX || path.join(extDir, 'hub-vscode.vsix'));
-		this.outDir = path.resolve(process.env.HUB_UI_OUT || path.join(here, 'out'));
+		this.outDir = path.resolve(outDir || process.env.HUB_UI_OUT || path.join(here, 'out'));
+		this.shots = []; // the step screenshots, in order
 		this.csDir = process.env.HUB_CODESERVER_DIR || '';
 		this.timings = [];
 		this.children = []; // {name, child, group}
@@ -227,6 +243,7 @@ export class Harness {
 		fs.mkdirSync(dir, { recursive: true });
 		// A quiet workbench: no welcome page, tips, update checks or chat pane.
 		const settings = {
+			'workbench.colorTheme': Themes[this.theme].name,
 			'workbench.startupEditor': 'none',
 			'workbench.tips.enabled': false,
 			'workbench.enableExperiments': false,
@@ -337,9 +354,23 @@ export class Harness {
 		return out;
 	}
 
+	// screenshot saves the page as a step's screenshot, and fails the step when
+	// it is the same image as the step before: every step must show its change.
 	async screenshot(name) {
 		const file = path.join(this.outDir, name);
 		await this.page.screenshot({ path: file });
+		const prev = this.shots[this.shots.length - 1];
+		this.shots.push(file);
+		if (prev && samePixels(prev, file)) {
+			throw new StepError(`${name} is the same image as ${path.basename(prev)}: the step changed nothing on screen`);
+		}
+		return file;
+	}
+
+	// screenshotOf saves one element's picture (not a step screenshot: no comparison).
+	async screenshotOf(locator, name) {
+		const file = path.join(this.outDir, name);
+		await locator.screenshot({ path: file });
 		return file;
 	}
 
@@ -407,6 +438,9 @@ export class Harness {
 		if (this.daemon && !this.daemon.exited) {
 			spawnSync(this.hubBin, ['shutdown'], { env: this.env, timeout: 10_000, stdio: 'ignore' });
 			await poll('the daemon to exit', 5_000, () => this.daemon.exited).catch(() => this.daemon.child.kill('SIGKILL'));
+		} else if (this.hubHome && fs.existsSync(path.join(this.hubHome, 'hub.sock'))) {
+			// A daemon this run did not spawn itself (the extension's Start Hub started it).
+			spawnSync(this.hubBin, ['shutdown'], { env: this.env, timeout: 10_000, stdio: 'ignore' });
 		}
 		if (this.hubHome) {
 			let left = pidsWithEnv('HUB_HOME', this.hubHome);

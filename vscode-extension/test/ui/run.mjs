@@ -2,28 +2,39 @@
 // real extension in a real code-server, driven through a real Chromium.
 // See README.md next to this file. `node run.mjs --harness-only` checks the
 // setup alone (daemon, code-server, browser, workbench) without the extension.
-import fs from 'node:fs';
 import path from 'node:path';
-import { Harness, StepError, poll } from './harness.mjs';
+import { Harness, StepError, Themes, here, poll } from './harness.mjs';
 
 const TASK = 'Write the greeting';
 const QUESTION = 'Which greeting should I use?';
 const ANSWER = 'Howdy from the hub UI test';
 // The worker: reports progress, writes a file, then asks and appends the answer.
-const WORKER = `hub progress "writing greeting"; printf 'hello from hub\\n' > hello.txt; sleep 8; ans=$(hub ask "${QUESTION}"); printf '%s\\n' "$ans" >> hello.txt`;
+const WORKER = `hub progress "writing greeting"; printf 'hello from hub\\n' > hello.txt; sleep 20; ans=$(hub ask "${QUESTION}"); printf '%s\\n' "$ans" >> hello.txt`;
+// The job's check, run by hub on the job's commit.
+const VERIFY = 'grep -q "hello from hub" hello.txt';
+// A job that runs until it is stopped.
+const STOPPED = 'Stop me';
+const STOPPED_WORKER = 'hub progress "waiting to be stopped"; sleep 120';
+// A job whose check fails.
+const FAILED = 'Fail the check';
 
-const h = new Harness();
 const harnessOnly = process.argv.includes('--harness-only');
+// Every theme runs the whole scenario in a fresh setup (HUB_UI_THEMES=dark: one).
+const themes = (process.env.HUB_UI_THEMES || 'light,dark').split(',').map((t) => t.trim()).filter(Boolean);
+const outRoot = path.resolve(process.env.HUB_UI_OUT || path.join(here, 'out'));
+let h = null;
 
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 	process.on(sig, async () => {
 		process.stderr.write(`ui: ${sig}: cleaning up\n`);
-		await h.cleanup({ keepTmp: true }).catch(() => {});
-		if (h.tmp) process.stderr.write(`ui: scratch dir kept: ${h.tmp}\n`);
+		if (h) {
+			await h.cleanup({ keepTmp: true }).catch(() => {});
+			if (h.tmp) process.stderr.write(`ui: scratch dir kept: ${h.tmp}\n`);
+		}
 		process.exit(130);
 	});
 }
-process.on('exit', () => h.killNow());
+process.on('exit', () => h?.killNow());
 
 // --- workbench helpers --------------------------------------------------------
 
@@ -110,14 +121,14 @@ function groupOf(rows, label) {
 
 // waitJobIn waits until the job's row sits under the group, and (if given)
 // its description matches desc and the group's description (the count) is count.
-async function waitJobIn(group, timeoutMs, { desc, count } = {}) {
+async function waitJobIn(group, timeoutMs, { desc, count, task = TASK } = {}) {
 	let rows = [];
-	const what = `the job "${TASK}" under "${group}"${count ? ` (${count})` : ''}${desc ? ` with a description matching ${desc}` : ''} in the Hub view`;
+	const what = `the job "${task}" under "${group}"${count ? ` (${count})` : ''}${desc ? ` with a description matching ${desc}` : ''} in the Hub view`;
 	await poll(what, timeoutMs, async () => {
 		rows = await treeRows();
-		if (groupOf(rows, TASK) !== group) return false;
+		if (groupOf(rows, task) !== group) return false;
 		if (count && rows.find((r) => r.level === 1 && r.label === group)?.desc !== count) return false;
-		if (desc && !desc.test(rows.find((r) => r.level === 2 && r.label === TASK)?.desc || '')) return false;
+		if (desc && !desc.test(rows.find((r) => r.level === 2 && r.label === task)?.desc || '')) return false;
 		return true;
 	}).catch((e) => {
 		throw new StepError(`${e.message}; the tree shows:\n${describeRows(rows)}`);
@@ -164,19 +175,97 @@ function toast(text) {
 	return page().locator('.notifications-toasts .notification-toast', { hasText: text }).first();
 }
 
+
+// inlineAction hovers a job's row and returns its inline action with this
+// title (the command's title is the action's aria-label).
+async function inlineAction(task, title) {
+	const titles = await inlineTitles(task);
+	if (!titles.includes(title)) throw new StepError(`hovering "${task}" shows no inline action "${title}"; it shows [${titles.join(', ')}]`);
+	return rowLocator(task, 2).locator(`.actions .action-label[aria-label="${title}"]`);
+}
+
+// Under load a hover can come before the row is drawn: it hovers again until
+// the actions show (every job state has at least one), for up to 15 s.
+async function inlineTitles(task) {
+	const row = rowLocator(task, 2);
+	let titles = [];
+	await poll(`the inline actions of "${task}" on hover`, 15_000, async () => {
+		await moveAway();
+		await row.hover();
+		await row.locator('.actions .action-label').first().waitFor({ state: 'visible', timeout: 2_000 }).catch(() => {});
+		titles = await row.locator('.actions .action-label').evaluateAll((els) => els.filter((e) => e.offsetParent !== null).map((e) => e.getAttribute('aria-label')));
+		return titles.length > 0;
+	});
+	return titles;
+}
+
+// The details view is a webview: its page sits in an iframe inside an iframe.
+function detailsFrame() {
+	return page().frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+}
+
+// waitDetails waits until the details page's text matches every pattern.
+async function waitDetails(what, patterns, timeoutMs = 15_000) {
+	let text = '';
+	await poll(`the details view to show ${what}`, timeoutMs, async () => {
+		text = await detailsFrame().locator('body').innerText({ timeout: 2_000 });
+		return patterns.every((p) => p.test(text));
+	}).catch((e) => {
+		const missing = patterns.filter((p) => !p.test(text)).join(', ');
+		throw new StepError(`${e.message}; missing ${missing} in:\n${text || '(no details page)'}`);
+	});
+	return text;
+}
+
+// openDetails clicks a job's label: the row's command opens its details.
+// A running job's row is redrawn every second (its elapsed time): a click that
+// lands during a redraw can be lost, so it clicks again (each try logged).
+async function openDetails(task, id) {
+	const tab = page().locator('.tabs-container .tab.active', { hasText: `Hub: ${id}` }).first();
+	for (let i = 1; ; i++) {
+		await rowLocator(task, 2).locator('.label-name').click();
+		try {
+			await tab.waitFor({ timeout: 5_000 });
+			return;
+		} catch {
+			if (i === 3) throw new StepError(`clicking "${task}" (3 times) brought up no tab "Hub: ${id}"`);
+			process.stderr.write(`ui: clicking "${task}" brought up no details tab in 5 s; clicking again\n`);
+		}
+	}
+}
+
+// transient finds the status bar's transient message (not the hub item).
+function statusMessage(text) {
+	return page().locator('.part.statusbar .statusbar-item', { hasText: text }).first();
+}
+
+// moveAway parks the mouse where it hovers nothing (no row actions, no hover cards).
+async function moveAway() {
+	await page().mouse.move(900, 600);
+}
+
 // --- the run ------------------------------------------------------------------
 
-await h.step('setup', () => h.setup());
-await h.step('daemon', () => h.startDaemon());
-if (!harnessOnly) await h.step('install-extension', () => h.installExtension());
-await h.step('code-server', () => h.startCodeServer());
-await h.step('browser', () => h.openBrowser());
-await h.step('workbench', () => h.openWorkbench());
+async function scenario(theme) {
+	await h.step('setup', () => h.setup());
+	await h.step('daemon', () => h.startDaemon());
+	if (!harnessOnly) await h.step('install-extension', () => h.installExtension());
+	await h.step('code-server', () => h.startCodeServer());
+	await h.step('browser', () => h.openBrowser());
+	await h.step('workbench', () => h.openWorkbench());
+	await h.step('theme', async () => {
+		const want = Themes[theme].bodyClass;
+		await poll(`the workbench in the ${theme} theme (class "${want}")`, 20_000, () =>
+			page().evaluate((c) => document.querySelector('.monaco-workbench')?.classList.contains(c), want));
+	});
+	if (harnessOnly) {
+		await h.step('screenshot', () => h.screenshot('00-workbench.png'));
+		return;
+	}
 
-if (harnessOnly) {
-	await h.step('screenshot', () => h.screenshot('00-workbench.png'));
-} else {
 	let id = '';
+	// The details' headline: the state (and verify) word, then the job's id.
+	const headline = (words) => new RegExp(`^${words} job ${id}$`, 'm');
 	await h.step('extension-ready', async () => {
 		// The extension activated, connected and asked hub/summary.
 		await waitStatus('hub: 0 running · 0 needs input · $0.00', 60_000);
@@ -199,12 +288,18 @@ if (harnessOnly) {
 	});
 
 	await h.step('a-running', async () => {
-		id = h.hub('start', '--repo', h.repo, '--task', TASK, '--engine', 'exec', '--exec', WORKER);
+		id = h.hub('start', '--repo', h.repo, '--task', TASK, '--engine', 'exec', '--exec', WORKER, '--verify', VERIFY);
 		if (!/^[\w-]+$/.test(id)) throw new StepError(`hub start printed "${id}", not a job id`);
 		process.stderr.write(`ui: job ${id}\n`);
-		// <engine> · <elapsed> · $<cost or ?> · <progress>
-		await waitJobIn('Running', 15_000, { count: '1', desc: /^exec · (\d+s|\d+m \d\ds) · \$0\.00 · writing greeting$/ });
+		// <engine> · <elapsed> · $<cost or ?> · <progress> · <branch>
+		await waitJobIn('Running', 15_000, { count: '1', desc: new RegExp(`^exec · (\\d+s|\\d+m \\d\\ds) · \\$0\\.00 · writing greeting · hub/${id}$`) });
 		await waitStatus('hub: 1 running · 0 needs input · $0.00', 10_000);
+		// A click on the job opens its details, which follow it from here on.
+		await openDetails(TASK, id);
+		await waitDetails('the running job', [new RegExp(`^${TASK}$`, 'm'), headline('running'), new RegExp(`hub/${id}`), /Questions \(0\)/]);
+		// Hovering a running job offers Stop inline, not Merge.
+		const titles = await inlineTitles(TASK);
+		if (!titles.includes('Hub: Stop Job') || titles.includes('Hub: Merge Into Current Branch')) throw new StepError(`a running job's inline actions are [${titles.join(', ')}]`);
 		await h.screenshot('01-running.png');
 	});
 
@@ -221,13 +316,21 @@ if (harnessOnly) {
 		await poll('the badge "1" on the activity bar\'s Hub item', 10_000, async () => (badge = await hubBadge()) === '1').catch((e) => {
 			throw new StepError(`${e.message}; it shows ${badge === null ? 'no Hub item' : `"${badge}"`}`);
 		});
+		// The details followed the job: its question, waiting.
+		await waitDetails('the question, waiting', [headline('needs input'), /^Answer Stop Log$/m, /Questions \(1\)/, new RegExp(QUESTION.replace(/\?/g, '\\?')), /waiting for an answer/]);
+		const titles = await inlineTitles(TASK);
+		if (!titles.includes('Hub: Answer Question') || !titles.includes('Hub: Stop Job')) throw new StepError(`a job that needs input shows the inline actions [${titles.join(', ')}]`);
 		await h.screenshot('02-question.png');
 	});
 
 	await h.step('c-answered', async () => {
 		const t = toast(notice);
-		// HUB_UI_ANSWER_VIA=question answers through the question node instead.
-		if (process.env.HUB_UI_ANSWER_VIA !== 'question' && (await t.isVisible())) {
+		// The light run answers through the notification, the dark one through
+		// the row's inline Answer (HUB_UI_ANSWER_VIA=question: the question node).
+		const via = process.env.HUB_UI_ANSWER_VIA || (theme === 'dark' ? 'inline' : 'notification');
+		if (via === 'inline') {
+			await (await inlineAction(TASK, 'Hub: Answer Question')).click();
+		} else if (via === 'notification' && (await t.isVisible())) {
 			await t.locator('.monaco-button', { hasText: /^Answer$/ }).first().click({ timeout: 10_000 }).catch(() => {
 				throw new StepError(`the notification "${notice}" has no "Answer" button`);
 			});
@@ -248,8 +351,14 @@ if (harnessOnly) {
 		await input.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {
 			throw new StepError('the input box stayed open after Enter');
 		});
-		await waitJobIn('Succeeded', 30_000, { count: '1' });
+		await moveAway();
+		// The row now reads its ending and verify's word, not "writing greeting".
+		await waitJobIn('Succeeded', 30_000, { count: '1', desc: new RegExp(`^succeeded · verified · exec · \\d+s · \\$0\\.00 · hub/${id}$`) });
 		await waitStatus('hub: 0 running · 0 needs input · $0.00', 10_000);
+		await statusMessage(`Hub: answer sent to job ${id}`).waitFor({ timeout: 5_000 }).catch(() => {
+			throw new StepError(`no status-bar message "Hub: answer sent to job ${id}"`);
+		});
+		await waitDetails('the ended job', [headline('succeeded · verified'), /answered at \d\d:\d\d:\d\d UTC/, /Verify/, /passed \(exit 0\)/]);
 		await h.screenshot('03-answered.png');
 		const status = h.hub('status', id);
 		if (!/succeeded/.test(status)) throw new StepError(`hub status ${id}: ${status}`);
@@ -257,12 +366,21 @@ if (harnessOnly) {
 		if (!content.includes(ANSWER)) throw new StepError(`hub/${id}:hello.txt does not hold the answer:\n${content}`);
 	});
 
-	await h.step('d-diff', async () => {
+	await h.step('d-message-cleared', async () => {
+		// "answer sent" is transient: it leaves the status bar by itself.
+		await statusMessage(`Hub: answer sent to job ${id}`).waitFor({ state: 'hidden', timeout: 15_000 }).catch(() => {
+			throw new StepError('"Hub: answer sent" is still in the status bar 15 s later');
+		});
+		await h.screenshot('04-message-cleared.png');
+	});
+
+	await h.step('e-diff', async () => {
 		await expandJob();
 		const file = await waitChild((r) => r.label === 'hello.txt', 'the changed file "hello.txt" under the job', 15_000);
 		// base "hello" → head "hello from hub" + the answer: two lines added, one deleted.
 		if (file.desc !== '+2 −1') throw new StepError(`hello.txt's description is "${file.desc}", not "+2 −1"`);
 		await waitChild((r) => /^Commits \(\d+\)$/.test(r.label), 'the child "Commits (n)" under the job', 5_000);
+		await waitChild((r) => r.label === 'Verify: passed (exit 0)', 'the child "Verify: passed (exit 0)" under the job', 5_000);
 		await rowLocator('hello.txt', 3).click();
 		const diff = page().locator('.editor-instance .monaco-diff-editor').first();
 		await diff.waitFor({ timeout: 15_000 }).catch(() => {
@@ -287,33 +405,120 @@ if (harnessOnly) {
 		await page().locator('.tabs-container .tab', { hasText: title }).first().waitFor({ timeout: 5_000 }).catch(() => {
 			throw new StepError(`no editor tab titled "${title}"`);
 		});
-		await h.screenshot('04-diff.png');
+		await h.screenshot('05-diff.png');
 	});
 
-	await h.step('e-statusbar', async () => {
-		await waitStatus('hub: 0 running · 0 needs input · $0.00', 10_000);
-		await h.screenshot('05-statusbar.png');
+	await h.step('f-details', async () => {
+		// Back to the details: every part of an ended job.
+		await openDetails(TASK, id);
+		await moveAway();
+		await waitDetails('every part of the ended job', [
+			new RegExp(`^${TASK}$`, 'm'), headline('succeeded · verified'),
+			/^Summary$/m, /^Job$/m, new RegExp(`branch\\s+hub/${id}`), /^Files \(1\)$/m, /hello\.txt\s+modified\s+\+2 −1/,
+			/^Verify$/m, /passed \(exit 0\)/, new RegExp(`command\\s+${VERIFY.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
+			/^Cost$/m, /reserved\s+\$\d+\.\d\d/, /^Timings$/m, /total\s+\d/, /of which waiting for answers/,
+			/^Questions \(1\)$/m, /answered at/,
+		]);
+		await h.screenshot('06-details.png');
+		// The picture in the extension's README: the editor area with the details.
+		await h.screenshotOf(page().locator('.part.editor'), `details-${theme}.png`);
+		// The page's links run commands: a file opens its diff.
+		await detailsFrame().locator('#files a', { hasText: 'hello.txt' }).click();
+		const diffTab = `hello.txt (${id}: base ↔ head)`;
+		await page().locator('.tabs-container .tab.active', { hasText: diffTab }).first().waitFor({ timeout: 10_000 }).catch(() => {
+			throw new StepError(`clicking hello.txt in the details did not bring up the diff "${diffTab}"`);
+		});
+		await openDetails(TASK, id);
+		await waitDetails('the details again', [headline('succeeded · verified')]);
+	});
+
+	await h.step('g-tooltip', async () => {
+		await moveAway(); // a hover card comes on the mouse entering the row
+		await rowLocator(TASK, 2).locator('.label-name').hover();
+		const hover = page().locator('.monaco-hover, .workbench-hover').filter({ hasText: `job ${id} · succeeded · verified` }).first();
+		await hover.waitFor({ timeout: 10_000 }).catch(() => {
+			throw new StepError(`hovering the job shows no tooltip "job ${id} · succeeded · verified"`);
+		});
+		const tip = await hover.innerText();
+		if (!tip.includes(`branch: hub/${id}`)) throw new StepError(`the job's tooltip lacks its branch:\n${tip}`);
+		await h.screenshot('07-tooltip.png');
+		await moveAway();
+	});
+
+	await h.step('h-merge-inline', async () => {
+		const titles = await inlineTitles(TASK);
+		if (!titles.includes('Hub: Merge Into Current Branch') || !titles.includes('Hub: Clean Up Job') || titles.includes('Hub: Stop Job')) {
+			throw new StepError(`a succeeded job's inline actions are [${titles.join(', ')}]`);
+		}
+		await (await inlineAction(TASK, 'Hub: Merge Into Current Branch')).click();
+		const merged = toast(`Hub: merged hub/${id} into main`);
+		await merged.waitFor({ timeout: 15_000 }).catch(() => {
+			throw new StepError(`no notification "Hub: merged hub/${id} into main"`);
+		});
+		const main = h.git('show', 'main:hello.txt');
+		if (!main.includes(ANSWER)) throw new StepError(`main's hello.txt lacks the job's change after the merge:\n${main}`);
+		await moveAway();
+		await h.screenshot('08-merged.png');
+	});
+
+	await h.step('i-cleanup-inline', async () => {
+		// The job's worktree is one of the repository's until it is cleaned up.
+		const branchOf = () => h.git('worktree', 'list', '--porcelain').split('\n').filter((l) => l === `branch refs/heads/hub/${id}`);
+		if (branchOf().length !== 1) throw new StepError(`git worktree list shows no worktree on hub/${id} before the clean-up`);
+		await (await inlineAction(TASK, 'Hub: Clean Up Job')).click();
+		await toast(`Hub: job ${id} cleaned up: worktree removed.`).waitFor({ timeout: 15_000 }).catch(() => {
+			throw new StepError(`no notification "Hub: job ${id} cleaned up: worktree removed."`);
+		});
+		h.git('worktree', 'prune');
+		if (branchOf().length !== 0) throw new StepError(`git worktree list still shows the worktree on hub/${id} after the clean-up`);
+		await moveAway();
+		await h.screenshot('09-cleaned-up.png');
+	});
+
+	await h.step('j-stop-inline', async () => {
+		// A job whose verify fails reads so in its row.
+		const idF = h.hub('start', '--repo', h.repo, '--task', FAILED, '--engine', 'exec', '--exec', 'hub progress "writing x"; echo x > x.txt', '--verify', 'exit 1');
+		await waitJobIn('Failed', 20_000, { task: FAILED, count: '1', desc: new RegExp(`^failed · verify failed \\(exit 1\\) · exec · \\d+s · \\$0\\.00 · hub/${idF}$`) });
+		const id2 = h.hub('start', '--repo', h.repo, '--task', STOPPED, '--engine', 'exec', '--exec', STOPPED_WORKER);
+		await waitJobIn('Running', 15_000, { task: STOPPED, desc: /· waiting to be stopped · hub\/\w+$/ });
+		await (await inlineAction(STOPPED, 'Hub: Stop Job')).click();
+		await moveAway();
+		await waitJobIn('Cancelled', 20_000, { task: STOPPED, count: '1', desc: new RegExp(`^cancelled · exec · \\d+s · \\$0\\.00 · hub/${id2}$`) });
+		const status = h.hub('status', id2);
+		if (!/cancelled/.test(status)) throw new StepError(`hub status ${id2}: ${status}`);
+		await h.screenshot('10-stopped.png');
 	});
 
 	// The daemon stops and a new one starts: the extension says it is
 	// disconnected, keeps the jobs it knew, reconnects on its own, and shows
 	// every job exactly once, the one started meanwhile included.
-	await h.step('f-reconnect', async () => {
+	const down = () => toast('hub is not running');
+	await h.step('k-disconnected', async () => {
 		h.hub('shutdown');
 		await poll('the daemon to exit after hub shutdown', 10_000, () => h.daemon.exited);
 		await waitStatus('hub: disconnected', 15_000);
 		const kept = await treeRows();
 		if (groupOf(kept, TASK) !== 'Succeeded') throw new StepError(`while disconnected the tree lost the job:\n${describeRows(kept)}`);
-		// It says how to get hub back, and that message goes away by itself on reconnect.
-		const down = toast('hub is not running');
-		await down.waitFor({ timeout: 15_000 }).catch(() => {
+		// It tells the truth (any hub command starts hub; no "hub serve"), offers
+		// Start Hub, and goes away by itself on reconnect.
+		await down().waitFor({ timeout: 15_000 }).catch(() => {
 			throw new StepError('no notification saying hub is not running');
 		});
-		await h.screenshot('06-disconnected.png');
+		const said = await down().innerText();
+		if (!/Any hub command \(hub jobs, say\) starts it/.test(said) || /hub serve/.test(said)) throw new StepError(`the notification says: ${said}`);
+		await down().locator('a', { hasText: 'Start Hub' }).waitFor({ timeout: 5_000 }).catch(() => {
+			throw new StepError(`the notification offers no "Start Hub": ${said}`);
+		});
+		// The details keep what they last read, and say so.
+		await waitDetails('what was last read, while disconnected', [/Disconnected: this is what was last read\./, headline('succeeded · verified'), /^Summary$/m, /^Files \(1\)$/m, /passed \(exit 0\)/]);
+		await h.screenshot('11-disconnected.png');
+	});
+
+	await h.step('l-reconnect', async () => {
 		await h.startDaemon();
 		const second = 'Second job';
-		const id2 = h.hub('start', '--repo', h.repo, '--task', second, '--engine', 'exec', '--exec', "printf 'two\\n' > two.txt");
-		if (!/^[\w-]+$/.test(id2)) throw new StepError(`hub start printed "${id2}", not a job id`);
+		const id3 = h.hub('start', '--repo', h.repo, '--task', second, '--engine', 'exec', '--exec', "printf 'two\\n' > two.txt");
+		if (!/^[\w-]+$/.test(id3)) throw new StepError(`hub start printed "${id3}", not a job id`);
 		let rows = [];
 		await poll('both jobs, once each, under "Succeeded" (2)', 30_000, async () => {
 			rows = await treeRows();
@@ -325,18 +530,46 @@ if (harnessOnly) {
 			throw new StepError(`${e.message}; the tree shows:\n${describeRows(rows)}`);
 		});
 		await waitStatus('hub: 0 running · 0 needs input · $0.00', 10_000);
-		await down.waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {
+		await down().waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {
 			throw new StepError('the "hub is not running" notification outlived the reconnect');
 		});
-		await h.screenshot('07-reconnected.png');
+		await h.screenshot('12-reconnected.png');
+	});
+
+	// Stopped again, hub comes back through the notice's Start Hub: the
+	// extension starts the daemon itself and reconnects.
+	await h.step('m-start-hub', async () => {
+		h.hub('shutdown');
+		await poll('the daemon to exit after hub shutdown', 10_000, () => h.daemon.exited);
+		await waitStatus('hub: disconnected', 15_000);
+		await down().waitFor({ timeout: 15_000 }).catch(() => {
+			throw new StepError('no notification saying hub is not running');
+		});
+		await down().locator('a', { hasText: 'Start Hub' }).click();
+		await waitStatus('hub: 0 running · 0 needs input · $0.00', 20_000);
+		await down().waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {
+			throw new StepError('the "hub is not running" notification outlived Start Hub');
+		});
+		// A daemon answers again, started by the extension: the CLI sees the jobs.
+		const listed = h.hub('jobs');
+		if (!listed.includes(id)) throw new StepError(`hub jobs after Start Hub does not list ${id}:\n${listed}`);
+		const rows = await treeRows();
+		if (groupOf(rows, TASK) !== 'Succeeded' || groupOf(rows, STOPPED) !== 'Cancelled') throw new StepError(`after Start Hub the tree shows:\n${describeRows(rows)}`);
+		await h.screenshot('13-started.png');
 	});
 }
 
-await h.step('cleanup', async () => {
-	await h.cleanup();
-	const left = h.leftovers();
-	if (left.length) throw new StepError(`still running after cleanup: ${left.join(', ')}`);
-});
-h.report();
-const shots = fs.readdirSync(h.outDir).filter((f) => f.endsWith('.png')).map((f) => path.join(h.outDir, f));
-process.stderr.write(`ui: PASS — screenshots:\n${shots.map((s) => `  ${s}`).join('\n')}\n`);
+const started = Date.now();
+for (const theme of themes) {
+	h = new Harness({ theme, outDir: path.join(outRoot, theme) });
+	process.stderr.write(`ui: === ${theme} theme ===\n`);
+	await scenario(theme);
+	await h.step('cleanup', async () => {
+		await h.cleanup();
+		const left = h.leftovers();
+		if (left.length) throw new StepError(`still running after cleanup: ${left.join(', ')}`);
+	});
+	h.report();
+	process.stderr.write(`ui: ${theme}: PASS — screenshots:\n${h.shots.map((s) => `  ${s}`).join('\n')}\n`);
+}
+process.stderr.write(`ui: PASS in ${((Date.now() - started) / 1000).toFixed(1)}s (${themes.join(', ')})\n`);

@@ -10,7 +10,7 @@ import { ClientErrorCodes, HubError } from "../../src/protocol/errors";
 import { ErrorCodes, Methods, PROTOCOL_VERSION } from "../../src/protocol/generated";
 import { daemonLog, socketPath } from "../../src/protocol/paths";
 import { Session } from "../../src/model/session";
-import { hubBin, Sandbox } from "./harness";
+import { hubBin, Sandbox, until } from "./harness";
 
 describe("HubClient on a running daemon", () => {
   let sb: Sandbox;
@@ -94,11 +94,13 @@ describe("starting the daemon", () => {
     await sb?.cleanup();
   });
 
-  test("no daemon and autoStart off: \"hub is not running: run `hub serve`\"", async () => {
+  test("no daemon and autoStart off: \"hub is not running\", and the hint says any hub command starts it", async () => {
     await assert.rejects(HubClient.connect(sb.socket), (err: unknown) => err instanceof HubError && err.code === ClientErrorCodes.DaemonAbsent);
     await assert.rejects(daemonUp({ home: sb.home, binary: hubBin, autoStart: false, env: sb.env }), (err: unknown) => {
       assert.ok(err instanceof HubError);
-      assert.equal(err.message, "hub is not running: run `hub serve`");
+      assert.equal(err.message, "hub is not running");
+      assert.equal(err.display(), "hub is not running. Any hub command (hub jobs, say) starts it.");
+      assert.doesNotMatch(err.display(), /hub serve/);
       return true;
     });
   });
@@ -137,6 +139,40 @@ describe("starting the daemon", () => {
       await session.start();
       assert.equal(session.state, "connected", session.lastError?.display());
       assert.ok(session.model.connected);
+    } finally {
+      session.dispose();
+    }
+  });
+
+  test("Start Hub: a session with autoStart off starts the daemon when the user asks, and connects", async () => {
+    await sb.shutdown();
+    const session = new Session({ home: () => sb.home, binary: () => hubBin, autoStart: () => false, env: sb.env, backoff: { initialMs: 60_000 } });
+    try {
+      await session.start();
+      assert.equal(session.state, "disconnected");
+      assert.equal(session.lastError?.message, "hub is not running");
+      await session.startHub();
+      assert.equal(session.state, "connected", session.lastError?.display());
+      assert.equal(session.lastError, undefined);
+      // The daemon it started is a real one: the CLI talks to it.
+      const id = await sb.startJob("after Start Hub", "echo s > s.txt");
+      await until("the job to reach the session", () => session.model.get(id)?.state === "succeeded", 15000);
+      // Asked again while connected, it does nothing.
+      const pid = session.info?.pid;
+      await session.startHub();
+      assert.equal(session.info?.pid, pid);
+    } finally {
+      session.dispose();
+    }
+  });
+
+  test("Start Hub with a binary that cannot run rejects with StartFailed and stays disconnected", async () => {
+    await sb.shutdown();
+    const session = new Session({ home: () => sb.home, binary: () => `${sb.dir}/no-such-hub`, autoStart: () => false, env: sb.env, backoff: { initialMs: 60_000 } });
+    try {
+      await session.start();
+      await assert.rejects(session.startHub(), (err: unknown) => err instanceof HubError && err.code === ClientErrorCodes.StartFailed);
+      assert.equal(session.state, "disconnected");
     } finally {
       session.dispose();
     }

@@ -66,8 +66,29 @@ describe("format", () => {
     const long = "x".repeat(80);
     assert.equal([...fmt.taskLabel(long)].length, 60);
     assert.ok(fmt.taskLabel(long).endsWith("…"));
-    assert.equal(fmt.description(job("a", "running", { elapsed_ms: 12_000, progress: "half  way\nthere" })), "exec · 12s · $0.00 · half way there");
-    assert.equal(fmt.description(job("a", "queued", { cost: { usd: 0, known: false, reserved_usd: 0, tokens: 0 } })), "exec · 0s · $?");
+    assert.equal(fmt.description(job("a", "running", { elapsed_ms: 12_000, progress: "half  way\nthere" })), "exec · 12s · $0.00 · half way there · a");
+    assert.equal(fmt.description(job("a", "queued", { cost: { usd: 0, known: false, reserved_usd: 0, tokens: 0 } })), "exec · 0s · $? · a");
+    // The branch (hub/<id>) names the job where it has one.
+    assert.equal(fmt.description(job("ab12cd34", "running", { branch: "hub/ab12cd34", progress: "p" })), "exec · 0s · $0.00 · p · hub/ab12cd34");
+  });
+
+  test("an ended job reads its state and verify outcome, not its stale progress", () => {
+    const done = job("ab12cd34", "succeeded", { branch: "hub/ab12cd34", elapsed_ms: 9_000, progress: "writing greeting", verify_exit: 0 });
+    assert.equal(fmt.description(done), "succeeded · verified · exec · 9s · $0.00 · hub/ab12cd34");
+    const failed = job("ab12cd34", "failed", { branch: "hub/ab12cd34", progress: "writing greeting", verify_exit: 1 });
+    assert.equal(fmt.description(failed), "failed · verify failed (exit 1) · exec · 0s · $0.00 · hub/ab12cd34");
+    assert.equal(fmt.outcome(job("a", "succeeded")), "succeeded");
+    assert.equal(fmt.outcome(job("a", "timed_out")), "timed out");
+    assert.equal(fmt.outcome(job("a", "cancelled", { verify_exit: 0 })), "cancelled · verified");
+    // While it runs, verify's exit is not an outcome yet.
+    assert.equal(fmt.outcome(job("a", "verifying")), "verifying");
+    assert.equal(fmt.outcome(job("a", "needs_input")), "needs input");
+    assert.equal(fmt.description(job("r", "succeeded", { kind: "read" })), "succeeded · exec · 0s · $0.00 · r");
+    assert.equal(fmt.verifyOutcome(undefined), "");
+    assert.equal(fmt.verifyOutcome(0), "verified");
+    assert.equal(fmt.verifyOutcome(2), "verify failed (exit 2)");
+    assert.equal(fmt.answerSent("ab12cd34"), "Hub: answer sent to job ab12cd34");
+    assert.ok(fmt.transientMs > 0 && fmt.transientMs <= 10_000);
   });
 
   test("tree and status-bar strings", () => {
@@ -82,7 +103,7 @@ describe("format", () => {
     assert.equal(fmt.disconnectedText, "$(debug-disconnect) hub: disconnected");
     assert.equal(fmt.badgeTooltip(2), "2 job(s) need input");
     const tip = fmt.tooltip(job("ab12cd34", "failed", { branch: "hub/ab12cd34", error: "verify failed" }));
-    assert.match(tip, /ab12cd34 · failed/);
+    assert.match(tip, /^job ab12cd34 · failed$/m);
     assert.match(tip, /branch: hub\/ab12cd34/);
     assert.match(tip, /error: verify failed/);
   });
@@ -129,6 +150,10 @@ describe("JobModel", () => {
     assert.equal(contextValue({ state: "verifying" }), "job-active");
     assert.equal(contextValue({ state: "queued" }), "job-queued");
     assert.equal(contextValue({ state: "cancelled" }), "job-ended");
+    assert.equal(contextValue({ state: "failed", kind: "write" }), "job-ended");
+    assert.equal(contextValue({ state: "succeeded", kind: "write" }), "job-succeeded");
+    assert.equal(contextValue({ state: "succeeded", kind: "read" }), "job-ended-read");
+    assert.equal(contextValue({ state: "timed_out", kind: "read" }), "job-ended-read");
   });
 
   test("a question is announced once, whichever way it comes", () => {
