@@ -20,10 +20,9 @@ const tokenHint = "send Authorization: Bearer <token> (the token is in HUB_HOME/
 // HTTPHandler serves stateful streamable HTTP MCP for s, guarded by the
 // SDK's and net/http's stock checks, outermost first:
 //
-//   - http.CrossOriginProtection: a browser's cross-origin POST or DELETE
-//     (Sec-Fetch-Site, or an Origin that is not the Host) gets 403. GET,
-//     HEAD and OPTIONS pass, as net/http treats them as safe: the bearer
-//     token still guards them.
+//   - http.CrossOriginProtection: a browser's cross-origin request
+//     (Sec-Fetch-Site, or an Origin that is not the Host) gets 403, whatever
+//     its method: GET too, though net/http counts it safe.
 //   - auth.RequireBearerToken: "Authorization: Bearer <token>" with hub's
 //     token (compared in constant time), or 401.
 //   - the SDK's DNS-rebinding protection: on a loopback listener a Host
@@ -42,7 +41,19 @@ func HTTPHandler(s *Server, token string) http.Handler {
 	authed := auth.RequireBearerToken(verifyToken(token), &auth.RequireBearerTokenOptions{
 		AllowMissingExpiration: true, // hub's token lives as long as its file
 	})(h)
-	return http.NewCrossOriginProtection().Handler(authed)
+	cop := http.NewCrossOriginProtection()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// MCP asks for the Origin to be checked on every request; net/http's
+		// check passes the methods it counts safe, GET (the SSE stream)
+		// among them, so each request is checked as a POST would be.
+		asked := *r
+		asked.Method = http.MethodPost
+		if err := cop.Check(&asked); err != nil {
+			http.Error(w, "Forbidden: "+err.Error(), http.StatusForbidden)
+			return
+		}
+		authed.ServeHTTP(w, r)
+	})
 }
 
 // verifyToken accepts exactly token (none when it is empty), compared in

@@ -107,10 +107,16 @@ func TestHTTPGuards(t *testing.T) {
 			}
 		})
 	}
-	// net/http's cross-origin protection lets GET through (a safe method):
-	// the token still guards the stream.
-	if got, body := send(t, http.MethodGet, ts.URL, map[string]string{"Origin": "https://evil.example"}); got != http.StatusUnauthorized {
-		t.Errorf("GET from a foreign origin without token: status %d %q, want 401", got, body)
+	// GET (the SSE stream) is checked for its origin too, though net/http
+	// counts it a safe method: refused with the token or without.
+	for _, hdr := range []map[string]string{{"Origin": "https://evil.example"}, {"Origin": "https://evil.example", "Authorization": auth},
+		{"Sec-Fetch-Site": "cross-site", "Authorization": auth}} {
+		if got, body := send(t, http.MethodGet, ts.URL, hdr); got != http.StatusForbidden || !strings.Contains(body, "cross-origin") {
+			t.Errorf("GET with %v: status %d %q, want 403", hdr, got, body)
+		}
+	}
+	if got, body := send(t, http.MethodGet, ts.URL, map[string]string{"Origin": self}); got != http.StatusUnauthorized {
+		t.Errorf("GET from hub's own origin without token: status %d %q, want 401", got, body)
 	}
 }
 
