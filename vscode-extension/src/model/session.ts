@@ -9,6 +9,7 @@ import { daemonUp, notRunning } from "../protocol/daemon";
 import { ClientErrorCodes, HubError, isHubError } from "../protocol/errors";
 import { ErrorCodes, Methods, Notifications, type Event, type SummaryResult } from "../protocol/generated";
 import { socketPath } from "../protocol/paths";
+import { Coalesce } from "./coalesce";
 import { Emitter, type Disposable } from "./emitter";
 import { JobModel } from "./jobs";
 
@@ -47,7 +48,7 @@ export class Session {
   private attempt: Promise<void> | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private retryDelay: number;
-  private summaryTimer: NodeJS.Timeout | undefined;
+  private readonly summaryRead = new Coalesce(150, () => void this.refreshSummary());
   private disposed = false;
 
   /** The last connect failure, cleared on success. */
@@ -223,7 +224,7 @@ export class Session {
   dispose(): void {
     this.disposed = true;
     this.clearRetry();
-    clearTimeout(this.summaryTimer);
+    this.summaryRead.dispose();
     const c = this.client;
     this.client = undefined;
     c?.close();
@@ -322,14 +323,14 @@ export class Session {
     const subs: Disposable[] = [
       c.onNotification(Notifications.JobChanged, (st) => {
         if (this.model.apply(st)) {
-          this.scheduleSummary();
+          this.summaryRead.ask();
         }
       }),
       c.onNotification(Notifications.JobEvent, (ev) => this.eventEmitter.fire(ev)),
       c.onNotification(Notifications.QuestionAsked, (n) => this.model.questionAsked(n.job_id, n.question)),
       c.onNotification(Notifications.QuestionAnswered, (n) => {
         this.model.questionAnswered(n);
-        this.scheduleSummary();
+        this.summaryRead.ask();
       }),
     ];
     c.onClose(() => {
@@ -344,15 +345,5 @@ export class Session {
       this.retryDelay = this.initialDelay;
       this.scheduleRetry();
     });
-  }
-
-  private scheduleSummary(): void {
-    if (this.summaryTimer) {
-      return;
-    }
-    this.summaryTimer = setTimeout(() => {
-      this.summaryTimer = undefined;
-      void this.refreshSummary();
-    }, 150);
   }
 }

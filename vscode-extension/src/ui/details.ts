@@ -8,6 +8,7 @@
 import * as vscode from "vscode";
 
 import { buildDetails, DetailsCommands, QuestionHistory, renderDetails, type DetailsInput } from "../model/details";
+import { Coalesce } from "../model/coalesce";
 import type { Session } from "../model/session";
 import { errorText } from "../protocol/errors";
 import { Methods } from "../protocol/generated";
@@ -21,7 +22,7 @@ export class JobDetails implements vscode.Disposable {
   private history = new QuestionHistory();
   /** The last job/result and job/files read for the job, shown when a read fails (disconnected). */
   private last: Pick<DetailsInput, "result" | "files"> = {};
-  private timer: NodeJS.Timeout | undefined;
+  private readonly reread = new Coalesce(settleMs, () => void this.read());
   private reading: Promise<void> | undefined;
   private again = false;
   private readonly subscriptions: { dispose(): void }[];
@@ -30,14 +31,14 @@ export class JobDetails implements vscode.Disposable {
     this.subscriptions = [
       session.model.onDidChange((e) => {
         if (this.jobId && (e.changed.includes(this.jobId) || e.connection)) {
-          this.schedule();
+          this.reread.ask();
         }
       }),
     ];
   }
 
   dispose(): void {
-    clearTimeout(this.timer);
+    this.reread.dispose();
     this.subscriptions.forEach((s) => s.dispose());
     this.panel?.dispose();
   }
@@ -67,16 +68,6 @@ export class JobDetails implements vscode.Disposable {
     await this.read();
   }
 
-  private schedule(): void {
-    if (this.timer) {
-      return;
-    }
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      void this.read();
-    }, settleMs);
-  }
-
   /** read reads the job and renders it; reads never overlap (one more follows if asked meanwhile). */
   private read(): Promise<void> {
     if (this.reading) {
@@ -87,7 +78,7 @@ export class JobDetails implements vscode.Disposable {
       this.reading = undefined;
       if (this.again) {
         this.again = false;
-        this.schedule();
+        this.reread.ask();
       }
     });
     return this.reading;

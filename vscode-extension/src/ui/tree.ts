@@ -4,6 +4,7 @@
 
 import * as vscode from "vscode";
 
+import { Coalesce } from "../model/coalesce";
 import * as fmt from "../model/format";
 import { contextValue, isTerminal, type GroupName } from "../model/jobs";
 import type { Session } from "../model/session";
@@ -83,18 +84,18 @@ export class JobsTree implements vscode.TreeDataProvider<Node>, vscode.Disposabl
   /** The last job/files answer that arrived, by job. */
   private readonly lastFiles = new Map<string, FilesResult>();
   private readonly disposables: { dispose(): void }[] = [];
-  private refreshTimer: NodeJS.Timeout | undefined;
+  private readonly redraw = new Coalesce(30, () => this.changeEmitter.fire(undefined));
   private readonly ticker: NodeJS.Timeout;
 
   constructor(private readonly session: Session) {
-    this.disposables.push(session.model.onDidChange(() => this.scheduleRefresh()));
+    this.disposables.push(session.model.onDidChange(() => this.redraw.ask()));
     // Elapsed times of active jobs tick once a second.
     this.ticker = setInterval(() => this.tick(), 1000);
   }
 
   dispose(): void {
     clearInterval(this.ticker);
-    clearTimeout(this.refreshTimer);
+    this.redraw.dispose();
     this.disposables.forEach((d) => d.dispose());
     this.changeEmitter.dispose();
   }
@@ -288,18 +289,8 @@ export class JobsTree implements vscode.TreeDataProvider<Node>, vscode.Disposabl
     return n;
   }
 
-  private scheduleRefresh(): void {
-    if (this.refreshTimer) {
-      return;
-    }
-    this.refreshTimer = setTimeout(() => {
-      this.refreshTimer = undefined;
-      this.changeEmitter.fire(undefined);
-    }, 30);
-  }
-
   private tick(): void {
-    if (!this.session.model.connected || this.refreshTimer) {
+    if (!this.session.model.connected || this.redraw.pending) {
       return;
     }
     const active: Node[] = [];
