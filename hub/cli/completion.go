@@ -12,6 +12,7 @@ import (
 
 	"github.com/hub-agents/hub/agent/profile"
 	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/deps"
 	"github.com/hub-agents/hub/hub/install"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
@@ -23,7 +24,7 @@ import (
 // them, engines, clients, profiles and the fixed words of the flags that
 // take one. Completion reads HUB_HOME's store and the profiles file
 // directly: it never starts a daemon, and a shell never waits on one.
-func complete(root *cobra.Command, ios *IO) {
+func complete(root *cobra.Command) {
 	// The commands whose first arguments are job ids: how many, and which
 	// jobs make sense there.
 	jobArgs := map[string]struct {
@@ -42,8 +43,8 @@ func complete(root *cobra.Command, ios *IO) {
 		"isolation": func() []string { return strs(protocol.IsolationLevels) },
 		"kind":      func() []string { return strs(protocol.Kinds) },
 		"state":     func() []string { return strs(protocol.States) },
-		"effort":    func() []string { return []string{"low", "medium", "high"} },
-		"deps":      func() []string { return []string{"auto", "off"} },
+		"effort":    func() []string { return protocol.Efforts },
+		"deps":      func() []string { return []string{deps.DepsAuto, deps.DepsOff} },
 		"job":       func() []string { return jobIDs(nil) },
 	}
 	var walk func(c *cobra.Command)

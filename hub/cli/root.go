@@ -262,7 +262,7 @@ func NewRoot(ios *IO) *cobra.Command {
 	}
 	root.SetHelpCommandGroupID("hub")
 	root.SetCompletionCommandGroupID("setup")
-	complete(root, ios)
+	complete(root)
 	return root
 }
 

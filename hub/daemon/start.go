@@ -9,6 +9,7 @@ import (
 
 	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/store"
 )
 
@@ -91,14 +92,8 @@ func fieldError(err error) error {
 func itemError(err error) *protocol.ItemError {
 	var je *jsonrpc2.Error
 	if errors.As(err, &je) {
-		ie := &protocol.ItemError{Code: je.Code, Message: je.Message}
-		if je.Data != nil {
-			var d protocol.ErrorData
-			if json.Unmarshal(*je.Data, &d) == nil {
-				ie.Hint, ie.Field = d.Hint, d.Field
-			}
-		}
-		return ie
+		d := rpc.DataOf(je)
+		return &protocol.ItemError{Code: je.Code, Message: je.Message, Hint: d.Hint, Field: d.Field}
 	}
 	return &protocol.ItemError{Code: protocol.CodeInternal, Message: err.Error()}
 }

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 	"github.com/sourcegraph/jsonrpc2"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
 )
 
 // Daemon is the connection to hub serve. Call is safe for concurrent use.
@@ -176,7 +176,7 @@ func toolError(err error) error {
 		}
 		return &toolErr{fmt.Sprintf("hub daemon unreachable (%v); restart the hub MCP server (or run `hub serve`)", err)}
 	}
-	data := errorData(je)
+	data := rpc.DataOf(je)
 	return &toolErr{failure(je.Message, data.Field, data.Hint)}
 }
 
@@ -192,14 +192,6 @@ func failure(msg, field, hint string) string {
 		msg += " " + sentence(upperFirst(hint))
 	}
 	return msg
-}
-
-func errorData(je *jsonrpc2.Error) protocol.ErrorData {
-	var d protocol.ErrorData
-	if je.Data != nil {
-		_ = json.Unmarshal(*je.Data, &d)
-	}
-	return d
 }
 
 // sentence ends s with a full stop unless it already ends a sentence.

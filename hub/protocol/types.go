@@ -105,6 +105,9 @@ const (
 // Kinds lists every kind of job.
 var Kinds = []Kind{KindWrite, KindRead}
 
+// Efforts lists the efforts a start may ask of the engines that take one.
+var Efforts = []string{"low", "medium", "high"}
+
 // Isolation is an isolation level: what hub enforces around a job's worker.
 type Isolation string
 

@@ -34,17 +34,27 @@ func MethodNotFound(method string) *jsonrpc2.Error {
 func HintOf(err error) string {
 	var je *jsonrpc2.Error
 	if errors.As(err, &je) {
-		var d protocol.ErrorData
-		if je.Data == nil || json.Unmarshal(*je.Data, &d) != nil {
-			return ""
-		}
-		return d.Hint
+		return DataOf(err).Hint
 	}
 	var h interface{ Hint() string }
 	if errors.As(err, &h) {
 		return h.Hint()
 	}
 	return ""
+}
+
+// DataOf is the protocol.ErrorData of an error that came over the wire
+// (a *jsonrpc2.Error in err's chain): its hint and the field at fault. It
+// is zero for other errors and for data that is not ErrorData.
+func DataOf(err error) protocol.ErrorData {
+	var d protocol.ErrorData
+	var je *jsonrpc2.Error
+	if errors.As(err, &je) && je.Data != nil {
+		if json.Unmarshal(*je.Data, &d) != nil {
+			return protocol.ErrorData{}
+		}
+	}
+	return d
 }
 
 // busyError answers a request that finds MaxConcurrent requests running and

@@ -94,7 +94,7 @@ func (e *Engine) Check(spec protocol.StartParams) error {
 		return errors.New("exec is for the exec engine; the builtin engine takes a task (drop exec, or pick engine exec)")
 	}
 	if _, ok := efforts[spec.Effort]; spec.Effort != "" && !ok {
-		return fmt.Errorf("effort %q is not one of low, medium, high", spec.Effort)
+		return fmt.Errorf("effort %q is not one of %s", spec.Effort, strings.Join(protocol.Efforts, ", "))
 	}
 	p, err := e.profiles().Get(spec.Profile)
 	if errors.Is(err, profile.ErrNoDefault) {

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hub-agents/hub/agent/profile"
@@ -77,9 +78,8 @@ var program = agentcli.Program{Engine: Name, Binary: "codex", PathEnv: PathEnv, 
 
 func (e *Engine) Probe(ctx context.Context) engine.Availability { return program.Probe(ctx) }
 
-// efforts are the reasoning efforts a job may ask for.
-var efforts = map[string]bool{"low": true, "medium": true, "high": true}
-
+// Check refuses what Codex cannot do as asked: a turn limit, an effort it
+// does not know.
 func (e *Engine) Check(spec protocol.StartParams) error {
 	if err := program.Check(spec); err != nil {
 		return err
@@ -87,8 +87,8 @@ func (e *Engine) Check(spec protocol.StartParams) error {
 	if spec.MaxTurns > 0 {
 		return errors.New("Codex has no turn limit, so the codex engine cannot enforce max_turns; drop it and bound the job with max_usd and timeout_s, or pick an engine that counts turns")
 	}
-	if spec.Effort != "" && !efforts[spec.Effort] {
-		return fmt.Errorf("effort %q is not one of low, medium, high", spec.Effort)
+	if spec.Effort != "" && !slices.Contains(protocol.Efforts, spec.Effort) {
+		return fmt.Errorf("effort %q is not one of %s", spec.Effort, strings.Join(protocol.Efforts, ", "))
 	}
 	_, _, err := e.profile(spec.Profile)
 	return err
