@@ -271,3 +271,7 @@ func LoadRouting() (router.Weights, error) {
 	}
 	return w, nil
 }
+
+// ForecastDir holds the forecast's scratch object stores, each removed
+// after its round.
+func (p Paths) ForecastDir() string { return filepath.Join(p.Home, "forecast") }

@@ -57,6 +57,9 @@ type Options struct {
 	// the call returns (the daemon closes its copy then). Default: `hub
 	// shim <id>` in a session of its own, so it outlives the daemon.
 	Spawn func(id string, lock *os.File) error
+	// ForecastEvery is how often live jobs' conflicts are forecast
+	// (default 2s; negative: never).
+	ForecastEvery time.Duration
 }
 
 // withDefaults fills in what o leaves unset.
@@ -75,6 +78,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Spawn == nil {
 		o.Spawn = o.spawnProcess
+	}
+	if o.ForecastEvery == 0 {
+		o.ForecastEvery = forecastEvery
 	}
 	return o
 }
@@ -99,10 +105,12 @@ type Server struct {
 	pumpCh  chan struct{}
 	schedCh chan struct{}
 
-	loops sync.WaitGroup // pumpLoop and schedLoop
+	loops sync.WaitGroup // pumpLoop, schedLoop and forecastLoop
 
 	watchMu  sync.Mutex
 	watching map[string]bool
+
+	forecast *forecaster
 }
 
 // lockWait bounds how long a new daemon waits for one that is going away:
@@ -181,7 +189,7 @@ func Serve(ctx context.Context, o Options) error {
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	s := &Server{o: o, st: st, cancel: cancel, gate: rpc.NewGate(shuttingDown), subs: map[*rpc.Conn]*subscriber{}, changed: make(chan struct{}),
-		pumpCh: make(chan struct{}, 1), schedCh: make(chan struct{}, 1), watching: map[string]bool{}}
+		pumpCh: make(chan struct{}, 1), schedCh: make(chan struct{}, 1), watching: map[string]bool{}, forecast: newForecaster()}
 	if s.lastCursor, err = st.LastCursor(sctx); err != nil {
 		return err
 	}
@@ -196,6 +204,9 @@ func Serve(ctx context.Context, o Options) error {
 	s.recover(sctx)
 	s.loops.Go(func() { s.pumpLoop(sctx) })
 	s.loops.Go(func() { s.schedLoop(sctx) })
+	if o.ForecastEvery > 0 {
+		s.loops.Go(func() { s.forecastLoop(sctx, o.ForecastEvery) })
+	}
 	s.kick()
 	o.Log.Info().Str("socket", o.Paths.Socket()).Int("pid", os.Getpid()).Msg("hub daemon serving")
 	if o.Ready != nil {

@@ -34,7 +34,7 @@ func (s *Server) JobStart(ctx context.Context, p protocol.StartParams) (*protoco
 	}
 	j := &store.Job{
 		ID: job.NewID(), Kind: req.Params.Kind, Engine: req.Params.Engine, Model: req.Params.Model,
-		Isolation: req.Params.Isolation, Cwd: req.Params.Cwd, BaseRef: req.Params.Base, BaseSHA: req.BaseSHA,
+		Isolation: req.Params.Isolation, Cwd: req.Params.Cwd, BaseRef: req.Params.Base, BaseSHA: req.BaseSHA, Target: req.Target,
 		Task: req.Params.Task, Spec: spec, MaxMicros: req.MaxMicros, Notes: req.Notes, Route: route,
 		// A free engine's cost is known from the start: nothing.
 		CostKnown: req.Engine != nil && req.Engine.Capabilities().Pays == protocol.PaysFree,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -44,22 +43,8 @@ func CurrentBranch(ctx context.Context, dir string) (string, error) {
 // in conflict, without touching any work tree, index or ref (git
 // merge-tree). None means the merge is clean.
 func MergeConflicts(ctx context.Context, dir, ours, theirs string) ([]string, error) {
-	out, err := runGit(ctx, dir, readOnly, "merge-tree", "--write-tree", "--name-only", "--no-messages", ours, theirs)
-	switch {
-	case err == nil:
-		return nil, nil
-	case exitCode(err) != 1:
-		return nil, err
-	}
-	// The tree's id, then one conflicted path per line.
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	var files []string
-	for _, l := range lines[1:] {
-		if l != "" && !slices.Contains(files, l) {
-			files = append(files, l)
-		}
-	}
-	return files, nil
+	_, files, err := mergeTree(ctx, dir, readOnly, ours, theirs)
+	return files, err
 }
 
 // Merge merges branch into the branch checked out at dir with a merge

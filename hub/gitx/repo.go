@@ -389,3 +389,29 @@ func peel(repo *git.Repository, rev string) (plumbing.Hash, plumbing.ObjectType,
 	}
 	return h, plumbing.InvalidObject, false
 }
+
+// BranchOf names the local branch rev stands for: the branch HEAD is on for
+// "" or HEAD, the branch itself for a branch name (short or refs/heads/…),
+// and "" for anything else (a tag, a commit, a detached HEAD). It reads
+// in-process.
+func (r *Repo) BranchOf(rev string) string {
+	repo, err := openGoGit(r.Top)
+	if err != nil {
+		return ""
+	}
+	if rev == "" || rev == "HEAD" {
+		ref, err := repo.Storer.Reference(plumbing.HEAD)
+		if err != nil || ref.Type() != plumbing.SymbolicReference || !ref.Target().IsBranch() {
+			return ""
+		}
+		return ref.Target().Short()
+	}
+	name := plumbing.ReferenceName(rev)
+	if !name.IsBranch() {
+		name = plumbing.NewBranchReferenceName(rev)
+	}
+	if _, err := repo.Storer.Reference(name); err != nil {
+		return ""
+	}
+	return name.Short()
+}

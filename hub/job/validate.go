@@ -57,9 +57,11 @@ func refused(field, hint, format string, args ...any) *FieldError {
 
 // Request is a validated start: everything the daemon needs to create the job.
 type Request struct {
-	Params    protocol.StartParams // normalized: defaults filled in
-	Repo      *gitx.Repo           // nil for a cwd read job
-	BaseSHA   string
+	Params  protocol.StartParams // normalized: defaults filled in
+	Repo    *gitx.Repo           // nil for a cwd read job
+	BaseSHA string
+	// Target is the branch the base was on: where the job's work lands by default.
+	Target    string
 	Engine    engine.Engine
 	MaxMicros micros.Micros
 	Notes     []string
@@ -136,7 +138,7 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 		if _, err := deps.ReadSettings(repo, sha); err != nil {
 			return nil, bad("repo", fmt.Sprintf("fix %s and commit it, or start from a base without it", deps.RepoFile), "%v", err)
 		}
-		r.Repo, r.BaseSHA = repo, sha
+		r.Repo, r.BaseSHA, r.Target = repo, sha, repo.BranchOf(p.Base)
 		p.Repo = repo.Top
 		if p.Base == "" {
 			p.Base = "HEAD"

@@ -44,6 +44,10 @@ type DaemonServer interface {
 	JobCleanup(ctx context.Context, p CleanupParams) (*CleanupResult, error)
 	// JobMerge (MethodJobMerge): Merges an ended job's branch into the branch checked out in its repository (a merge commit, hooks off).
 	JobMerge(ctx context.Context, p MergeParams) (*MergeResult, error)
+	// JobLand (MethodJobLand): Lands ended jobs onto a target branch, one at a time: each is merged (or squashed) onto the target's current tip in a scratch checkout, its verify and the batch verify run on that commit, and only then does the target move (the user's checkout with it when it is clean and on the target).
+	JobLand(ctx context.Context, p LandParams) (*LandResult, error)
+	// JobReview (MethodJobReview): A batch's review packet: per job its state, files and lines, verify, rubric, cost, predicted conflicts, risk flags and what to do next, about a hundred bytes a job.
+	JobReview(ctx context.Context, p ReviewParams) (*ReviewResult, error)
 	// Summary (MethodSummary): Counts of running, waiting and queued jobs and the month's spend: what a status bar shows.
 	Summary(ctx context.Context, p Empty) (*SummaryResult, error)
 	// EngineList (MethodEngineList): The engines on this machine, what each can enforce and its quota, with the month's money.
@@ -193,6 +197,20 @@ func DispatchDaemon(ctx context.Context, s DaemonServer, method string, decode f
 		}
 		r, err := s.JobMerge(ctx, p)
 		return r, true, err
+	case MethodJobLand:
+		var p LandParams
+		if err := decode(&p); err != nil {
+			return nil, true, err
+		}
+		r, err := s.JobLand(ctx, p)
+		return r, true, err
+	case MethodJobReview:
+		var p ReviewParams
+		if err := decode(&p); err != nil {
+			return nil, true, err
+		}
+		r, err := s.JobReview(ctx, p)
+		return r, true, err
 	case MethodSummary:
 		var p Empty
 		if err := decode(&p); err != nil {
@@ -303,7 +321,7 @@ func DispatchDaemon(ctx context.Context, s DaemonServer, method string, decode f
 }
 
 // DaemonMethods are the methods DaemonServer serves, in Specs order.
-var DaemonMethods = []string{MethodInitialize, MethodSubscribe, MethodJobList, MethodJobStatus, MethodJobStart, MethodStartMany, MethodJobWait, MethodJobResult, MethodJobEvents, MethodJobFiles, MethodJobFile, MethodJobReply, MethodJobSteer, MethodJobStop, MethodJobCleanup, MethodJobMerge, MethodSummary, MethodEngineList, MethodRouteExplain, MethodRouteCalibrate, MethodLedgerList, MethodROIReport, MethodDU, MethodGC, MethodProfileList, MethodProfileSet, MethodProfileRemove, MethodProfileDefault, MethodProviderStatus, MethodShutdown, MethodShimChanged}
+var DaemonMethods = []string{MethodInitialize, MethodSubscribe, MethodJobList, MethodJobStatus, MethodJobStart, MethodStartMany, MethodJobWait, MethodJobResult, MethodJobEvents, MethodJobFiles, MethodJobFile, MethodJobReply, MethodJobSteer, MethodJobStop, MethodJobCleanup, MethodJobMerge, MethodJobLand, MethodJobReview, MethodSummary, MethodEngineList, MethodRouteExplain, MethodRouteCalibrate, MethodLedgerList, MethodROIReport, MethodDU, MethodGC, MethodProfileList, MethodProfileSet, MethodProfileRemove, MethodProfileDefault, MethodProviderStatus, MethodShutdown, MethodShimChanged}
 
 // DaemonClient calls the daemon: one typed method per request of DaemonServer.
 type DaemonClient struct{ C Caller }
@@ -447,6 +465,24 @@ func (c DaemonClient) JobCleanup(ctx context.Context, p CleanupParams) (*Cleanup
 func (c DaemonClient) JobMerge(ctx context.Context, p MergeParams) (*MergeResult, error) {
 	var r MergeResult
 	if err := c.C.Call(ctx, MethodJobMerge, p, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// JobLand sends MethodJobLand.
+func (c DaemonClient) JobLand(ctx context.Context, p LandParams) (*LandResult, error) {
+	var r LandResult
+	if err := c.C.Call(ctx, MethodJobLand, p, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// JobReview sends MethodJobReview.
+func (c DaemonClient) JobReview(ctx context.Context, p ReviewParams) (*ReviewResult, error) {
+	var r ReviewResult
+	if err := c.C.Call(ctx, MethodJobReview, p, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil

@@ -37,6 +37,9 @@ const (
 	MethodJobMerge = "job/merge"   // MergeParams → MergeResult: merge a job's branch into the checked-out branch
 	MethodSummary  = "hub/summary" // struct{} → SummaryResult: counts and the month's spend, for a status bar
 
+	MethodJobLand   = "job/land"   // LandParams → LandResult: land ended jobs onto a branch, each checked on the integrated commit
+	MethodJobReview = "job/review" // ReviewParams → ReviewResult: a batch's review packet
+
 	// MethodCancelRequest is the LSP-style notification that cancels an
 	// in-flight request: params {"id": <request id>}.
 	MethodCancelRequest = "$/cancelRequest"
@@ -83,6 +86,7 @@ const (
 	CapCancel    = "cancel"    // $/cancelRequest
 	CapFiles     = "files"     // job/files, job/file
 	CapMerge     = "merge"     // job/merge
+	CapLand      = "land"      // job/land, job/review, forecasts in job status
 	CapSummary   = "summary"   // hub/summary
 	CapQuestions = "questions" // question/asked, question/answered
 )

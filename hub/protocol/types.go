@@ -293,6 +293,12 @@ type JobStatus struct {
 	CreatedAt  time.Time  `json:"created_at"`         // when start accepted the job
 	EndedAt    *time.Time `json:"ended_at,omitempty"` // when it ended
 	ElapsedMS  int64      `json:"elapsed_ms"`         // milliseconds from creation to now, or to the end
+	// Target is the branch the job's work would land on (the branch its base was on).
+	Target string `json:"target,omitempty"`
+	// Forecast is hub's prediction of landing it: conflicts with the target and with other live jobs.
+	Forecast *Forecast `json:"forecast,omitempty"`
+	// Landed is set once the job's work landed on a branch (hub land).
+	Landed *Landing `json:"landed,omitempty"`
 	// Cursor is the cursor of the job's latest event.
 	Cursor int64 `json:"cursor"`
 }
@@ -359,11 +365,13 @@ const (
 	EventError     EventKind = "error"     // Text: what went wrong
 	EventNote      EventKind = "note"      // Text: something hub wants the reader to know
 	EventCost      EventKind = "cost"      // Data: CostEvent; what a running job has spent so far
+	EventConflict  EventKind = "conflict"  // Text: the forecast's conflicts in one line ("" when they cleared); Data: Forecast
+	EventLand      EventKind = "land"      // Text: what landed where; Data: Landing
 )
 
 // EventKinds lists every kind of event.
 var EventKinds = []EventKind{EventState, EventProgress, EventQuestion, EventAnswer, EventSteer, EventDelivered,
-	EventCommand, EventOutput, EventCommit, EventVerify, EventError, EventNote, EventCost}
+	EventCommand, EventOutput, EventCommit, EventVerify, EventError, EventNote, EventCost, EventConflict, EventLand}
 
 // CostEvent is a running job's spend so far, read from the provider's answers.
 type CostEvent struct {

@@ -618,12 +618,20 @@ func commitCheckout(ctx context.Context, p config.Paths, j *store.Job, c *gitx.C
 // verify runs the caller's check on the head commit in a clean detached
 // checkout of its own, with its own timeout.
 func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.Verify {
-	j := s.job
 	if err := s.setState(ctx, []protocol.State{protocol.StateRunning}, protocol.StateVerifying, ""); err != nil {
 		end.state, end.err = protocol.StateFailed, err.Error()
 		return nil
 	}
-	v := &protocol.Verify{Command: s.params.Verify, Commit: head, ExitCode: -1}
+	return s.check(ctx, head, s.params.Verify, time.Duration(s.params.VerifyTimeoutS)*time.Second, end)
+}
+
+// check runs command on commit in a clean detached checkout of its own,
+// made ready as the worker's was, with its own timeout: verify on the
+// job's head, or landing's check of an integrated commit. What went wrong
+// goes to end (the job's ending, for verify).
+func (s *shim) check(ctx context.Context, head, command string, timeout time.Duration, end *ending) *protocol.Verify {
+	j := s.job
+	v := &protocol.Verify{Command: command, Commit: head, ExitCode: -1}
 	// A clean checkout of the commit, private (nothing of it is registered
 	// in the user's repository), removed after.
 	want := job.VerifyCheckout(s.o.Paths, j.ID, s.repo)
@@ -664,7 +672,7 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 	}
 	dir := vc.Dir
 	env := workerEnv(s.o.HubBinary, append(s.ownEnv(ctx), "HUB_JOB="+j.ID, "HUB_VERIFY=1", "HUB_HOME="+s.o.Paths.Home)...)
-	argv := []string{"sh", "-c", s.params.Verify}
+	argv := []string{"sh", "-c", command}
 	if engine.Sandboxed(s.params.Isolation) {
 		// The worker wrote what verify runs: at the isolated levels it runs
 		// behind the same fence as the worker (no network at untrusted).
@@ -682,7 +690,6 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 		defer os.RemoveAll(scratch)
 	}
 
-	timeout := time.Duration(s.params.VerifyTimeoutS) * time.Second
 	stop, vcancel := s.watchStop(ctx)
 	defer vcancel()
 	res := engine.RunCommand(ctx, engine.Command{Argv: argv, Dir: dir, Env: env, Timeout: timeout, Stop: stop, Grace: s.o.StopGrace,
@@ -709,7 +716,9 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 	v.OutputTail = s.red.String(res.Output)
 	code := v.ExitCode
 	s.observed = append(s.observed, protocol.ObservedCommand{Command: v.Command, Role: "verify", ExitCode: &code, DurationMS: v.DurationMS})
-	s.record(ctx, protocol.EventVerify, fmt.Sprintf("exit %d", v.ExitCode), v)
+	if !s.landing {
+		s.record(ctx, protocol.EventVerify, fmt.Sprintf("exit %d", v.ExitCode), v)
+	}
 	if v.ExitCode != 0 || v.TimedOut || signal != "" {
 		end.category = protocol.CategoryVerify
 	}
@@ -717,7 +726,7 @@ func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.V
 	case cancelled != "":
 		end.state, end.err, end.category = protocol.StateCancelled, cancelled, ""
 	case v.TimedOut:
-		end.state, end.err = protocol.StateFailed, fmt.Sprintf("verify timed out after %ds", s.params.VerifyTimeoutS)
+		end.state, end.err = protocol.StateFailed, fmt.Sprintf("verify timed out after %s", timeout)
 	case signal != "":
 		end.state, end.err = protocol.StateFailed, fmt.Sprintf("verify failed: `%s` was killed by a signal (%s)", view.FirstLine(v.Command, 80), signal)
 	case v.ExitCode != 0:

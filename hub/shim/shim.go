@@ -98,6 +98,9 @@ type shim struct {
 	// keeps are the cache fills started in the background after a
 	// checkout was set up; the shim waits for them (a while) before it exits.
 	keeps sync.WaitGroup
+	// landing: the shim only checks a commit for hub land (Check): its
+	// check's outcome is landing's to record, not the job's verify.
+	landing bool
 }
 
 // Run runs the job to its end. It returns ErrOwned when another shim holds

@@ -72,6 +72,14 @@ type Job struct {
 	// Route is the router's decision at start, as JSON (router.Decision):
 	// the ranked candidates a failed start falls back along, and why.
 	Route []byte
+
+	// Target is the branch the job's work lands on by default: the branch
+	// its base was on when it started ("" for a detached base).
+	Target string
+	// Forecast is hub's latest forecast of landing it (protocol.Forecast
+	// JSON); Landed the record of its landing (protocol.Landing JSON).
+	Forecast []byte
+	Landed   []byte
 }
 
 // Event is a stored journal event (protocol.Event with the data raw).

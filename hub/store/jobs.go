@@ -23,6 +23,7 @@ var jobColumns = []string{
 	"cost_micros", "cost_known", "tokens",
 	"shim_pid", "shim_start", "engine_pgid", "engine_start",
 	"verify", "evidence", "cursor", "route", "category",
+	"target", "forecast", "landed",
 }
 
 var (
@@ -51,6 +52,7 @@ func jobArgs(j *Job) ([]any, error) {
 		j.CostMicros, j.CostKnown, j.Tokens,
 		j.ShimPID, int64(j.ShimStart), j.EnginePGID, int64(j.EngineStart),
 		blob(j.Verify), blob(j.Evidence), j.Cursor, blob(j.Route), j.Category,
+		j.Target, blob(j.Forecast), blob(j.Landed),
 	}, nil
 }
 
@@ -61,6 +63,7 @@ func scanJob(r rowScanner) (*Job, error) {
 		j                                   Job
 		state, notes                        string
 		spec, verify, evidence, route       sql.NullString
+		forecast, landed                    sql.NullString
 		created, preparing, running, verif  int64
 		ended, updated, shimStart, engStart int64
 	)
@@ -73,12 +76,14 @@ func scanJob(r rowScanner) (*Job, error) {
 		&j.CostMicros, &j.CostKnown, &j.Tokens,
 		&j.ShimPID, &shimStart, &j.EnginePGID, &engStart,
 		&verify, &evidence, &j.Cursor, &route, &j.Category,
+		&j.Target, &forecast, &landed,
 	)
 	if err != nil {
 		return nil, err
 	}
 	j.State = protocol.State(state)
 	j.Spec, j.Verify, j.Evidence, j.Route = unblob(spec), unblob(verify), unblob(evidence), unblob(route)
+	j.Forecast, j.Landed = unblob(forecast), unblob(landed)
 	j.CreatedAt, j.PreparingAt, j.RunningAt = fromMS(created), fromMS(preparing), fromMS(running)
 	j.VerifyingAt, j.EndedAt, j.UpdatedAt = fromMS(verif), fromMS(ended), fromMS(updated)
 	j.ShimStart, j.EngineStart = uint64(shimStart), uint64(engStart)

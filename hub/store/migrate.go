@@ -152,6 +152,13 @@ UPDATE jobs SET evidence = json_remove(json_set(evidence, '$.claimed.report', js
 UPDATE jobs SET spec = json_object('v', 1, 'params', json(spec))
 	WHERE spec IS NOT NULL AND json_valid(spec) AND json_type(spec, '$.v') IS NULL;
 `,
+	// 6: landing: the branch a job's work would land on, hub's forecast of
+	// that (protocol.Forecast), and the record of its landing (protocol.Landing).
+	`
+ALTER TABLE jobs ADD COLUMN target TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN forecast TEXT;
+ALTER TABLE jobs ADD COLUMN landed TEXT;
+`,
 }
 
 // migrate brings the schema up to date, one immediate transaction per

@@ -9,6 +9,7 @@ package view
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +31,19 @@ func Status(j *store.Job, pending *store.Question, now time.Time) protocol.JobSt
 	st.OldCostUSD, st.OldCostKnown = st.Cost.USD, st.Cost.Known
 	if pending != nil && j.State == protocol.StateNeedsInput {
 		st.Question = QuestionView(pending)
+	}
+	st.Target = j.Target
+	if len(j.Forecast) > 0 {
+		var f protocol.Forecast
+		if json.Unmarshal(j.Forecast, &f) == nil {
+			st.Forecast = &f
+		}
+	}
+	if len(j.Landed) > 0 {
+		var l protocol.Landing
+		if json.Unmarshal(j.Landed, &l) == nil {
+			st.Landed = &l
+		}
 	}
 	if len(j.Verify) > 0 {
 		var v protocol.Verify
@@ -83,6 +97,12 @@ func Line(st protocol.JobStatus) string {
 		parts = append(parts, "salvaged")
 	}
 	switch {
+	case st.Landed != nil:
+		parts = append(parts, "landed on "+st.Landed.Into)
+	case ConflictLine(st.Forecast) != "":
+		parts = append(parts, ConflictLine(st.Forecast))
+	}
+	switch {
 	case st.State == protocol.StateNeedsInput && st.Question != nil:
 		parts = append(parts, "asks: "+OneLine(st.Question.Text, 200))
 	case st.Error != "":
@@ -91,6 +111,19 @@ func Line(st protocol.JobStatus) string {
 		parts = append(parts, OneLine(st.Progress, 120))
 	}
 	return strings.Join(parts, " · ")
+}
+
+// ConflictLine is a forecast's predicted conflicts in one line: the first
+// one, then how many more ("" when none).
+func ConflictLine(f *protocol.Forecast) string {
+	if f == nil || len(f.Conflicts) == 0 {
+		return ""
+	}
+	s := f.Conflicts[0].Line
+	if n := len(f.Conflicts) - 1; n > 0 {
+		s += fmt.Sprintf(" (+%d more conflicts)", n)
+	}
+	return s
 }
 
 // Cost is "$0.42", or "$?" when the engine did not say what it cost.
@@ -271,4 +304,86 @@ func ShortSHA(sha string) string {
 		return sha[:10]
 	}
 	return sha
+}
+
+// Next says in a few words what to do next with a job in a review packet.
+func Next(it protocol.ReviewItem) string {
+	switch {
+	case it.Landed != nil:
+		return "cleanup (landed on " + it.Landed.Into + ")"
+	case !it.State.Terminal():
+		return "wait"
+	case it.Files == 0:
+		return "nothing to land; cleanup"
+	case it.State != protocol.StateSucceeded || it.Verify == "fail":
+		return "read its result; fix or retry"
+	case len(it.Conflicts) > 0 && it.Conflicts[0].With == "target":
+		return "land (merges onto the new tip) or resolve"
+	case len(it.Conflicts) > 0:
+		return "land one of it and " + it.Conflicts[0].With + ", then the other"
+	case slices.Contains(it.Risks, "secret"):
+		return "remove the secret first"
+	case len(it.Risks) > 0 || it.Rubric == "needs_revision":
+		return "review the diff, then land"
+	}
+	return "land"
+}
+
+// Review renders a review packet: a header line, then one line per job
+// (about a hundred bytes each), so a batch of twenty fits in ~2 KB.
+func Review(items []protocol.ReviewItem) string {
+	ready, conflicted, failed, landed := 0, 0, 0, 0
+	for _, it := range items {
+		switch {
+		case it.Landed != nil:
+			landed++
+		case it.Next == "land":
+			ready++
+		case len(it.Conflicts) > 0:
+			conflicted++
+		case it.State.Terminal() && (it.State != protocol.StateSucceeded || it.Verify == "fail"):
+			failed++
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d jobs: %d ready to land, %d with conflicts, %d failed, %d landed\n", len(items), ready, conflicted, failed, landed)
+	for _, it := range items {
+		b.WriteString(ReviewLine(it))
+		b.WriteByte('\n')
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// ReviewLine is one job of a review packet:
+// "abc12345 succeeded 3f +40-2 v:pass r:satisfied $0.01 ⚠ lockfile · conflicts hub/x: a.go · next: land".
+func ReviewLine(it protocol.ReviewItem) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s %df +%d-%d", it.ID, it.State, it.Files, it.Added, it.Deleted)
+	if it.Verify != "" {
+		b.WriteString(" v:" + it.Verify)
+	}
+	if it.Rubric != "" && it.Rubric != "satisfied" {
+		b.WriteString(" r:" + it.Rubric)
+	}
+	fmt.Fprintf(&b, " $%.2f", it.CostUSD)
+	if len(it.Risks) > 0 {
+		b.WriteString(" ⚠ " + strings.Join(it.Risks, ","))
+	}
+	if len(it.Conflicts) > 0 {
+		c := it.Conflicts[0]
+		b.WriteString(" · ✗ " + c.Branch + ": " + PathList(c.Files, 2))
+		if len(it.Conflicts) > 1 {
+			fmt.Fprintf(&b, " +%d", len(it.Conflicts)-1)
+		}
+	}
+	b.WriteString(" · " + it.Next)
+	return b.String()
+}
+
+// PathList names up to n paths, then how many more.
+func PathList(paths []string, n int) string {
+	if len(paths) <= n {
+		return strings.Join(paths, ", ")
+	}
+	return strings.Join(paths[:n], ", ") + fmt.Sprintf(" (+%d more)", len(paths)-n)
 }

@@ -66,6 +66,10 @@ export const Methods = {
   JobMerge: "job/merge",
   /** client → daemon: Empty → SummaryResult. Counts of running, waiting and queued jobs and the month's spend: what a status bar shows. Cheap: no engine is probed. */
   Summary: "hub/summary",
+  /** client → daemon: LandParams → LandResult. Lands ended jobs onto a target branch, one at a time: each is merged (or squashed) onto the target's current tip in a scratch checkout, its verify and the batch verify run on that commit, and only then does the target move (the user's checkout with it when it is clean and on the target). A conflict or a red check stops that job, leaves the target as it was and says why. Refused (WrongState) for a job that has not ended or already landed, a target that does not exist, or a target checked out with uncommitted changes: nothing moves then. */
+  JobLand: "job/land",
+  /** client → daemon: ReviewParams → ReviewResult. A batch's review packet: per job its state, files and lines, verify, rubric, cost, predicted conflicts, risk flags and what to do next, about a hundred bytes a job. */
+  JobReview: "job/review",
   /** client → daemon, notification (params CancelParams). Cancels an in-flight request (LSP's $/cancelRequest); it then fails with RequestCancelled. A wait is the usual one to cancel. */
   CancelRequest: "$/cancelRequest",
   /** worker → shim: AskParams → AskResult. A worker's question (hub ask). Blocks until answered or the ask timeout. */
@@ -147,6 +151,10 @@ export const EventKinds = {
   Note: "note",
   /** Data: CostEvent; what a running job has spent so far */
   Cost: "cost",
+  /** Text: the forecast's conflicts in one line ("" when they cleared); Data: Forecast */
+  Conflict: "conflict",
+  /** Text: what landed where; Data: Landing */
+  Land: "land",
 } as const;
 
 /** Kinds of job (StartParams.kind). */
@@ -231,6 +239,8 @@ export const Capabilities = {
   Files: "files",
   /** job/merge */
   Merge: "merge",
+  /** job/land, job/review, forecasts in job status */
+  Land: "land",
   /** hub/summary */
   Summary: "summary",
   /** question/asked, question/answered */
@@ -352,6 +362,12 @@ export interface JobStatus {
   ended_at?: string;
   /** milliseconds from creation to now, or to the end */
   elapsed_ms: number;
+  /** Target is the branch the job's work would land on (the branch its base was on). */
+  target?: string;
+  /** Forecast is hub's prediction of landing it: conflicts with the target and with other live jobs. */
+  forecast?: Forecast;
+  /** Landed is set once the job's work landed on a branch (hub land). */
+  landed?: Landing;
   /** Cursor is the cursor of the job's latest event. */
   cursor: number;
 }
@@ -390,6 +406,50 @@ export interface Cost {
   /** Calls counts model calls; Models lists the models that answered (fallbacks included). */
   calls?: number;
   models?: string[];
+}
+
+/** Forecast is what hub predicts of landing a job's work: checked while the job runs (its work tree as it is, committed or not) and after it ends (its branch), against the target as it is now and against every other live job of the same repository, with git merge-tree (nothing checked out, no ref moved). */
+export interface Forecast {
+  /** the branch the job would land on ("" when there is none: a detached base) */
+  target?: string;
+  /** Behind counts the commits the target gained since the job's base: landing it needs a merge (or a rebase) onto the new tip. */
+  behind?: number;
+  /** Touched are the files the job changed so far, against its base. */
+  touched?: string[];
+  /** Conflicts are the predicted conflicts, the target's first. */
+  conflicts?: Conflict[];
+  /** when it was worked out */
+  at: string;
+}
+
+/** Conflict is one predicted conflict: landing the job together with With would leave Files in conflict. */
+export interface Conflict {
+  /** "target", or the other job's id */
+  with: string;
+  /** the other side's branch: the target, or hub/<id> */
+  branch: string;
+  /** the paths in conflict */
+  files: string[];
+  /** the conflict in one line, as status shows it */
+  line?: string;
+}
+
+/** Landing is the record of a job's work landed on a branch. */
+export interface Landing {
+  /** the branch it landed on */
+  into: string;
+  /** the branch's tip that holds it (a merge commit, or the squashed commit) */
+  commit: string;
+  /** the branch's tip before */
+  from: string;
+  /** the job's commit that landed */
+  head: string;
+  /** merge | squash */
+  mode: string;
+  /** when the branch moved */
+  at: string;
+  /** Verified says how the integrated commit was checked before the branch moved. */
+  verified: string;
 }
 
 /** IDParams names one job. */
@@ -817,7 +877,7 @@ export interface Event {
 }
 
 /** EventKind is the kind of a journal event: what its text and data hold. */
-export type EventKind = "state" | "progress" | "question" | "answer" | "steer" | "delivered" | "command" | "output" | "commit" | "verify" | "error" | "note" | "cost";
+export type EventKind = "state" | "progress" | "question" | "answer" | "steer" | "delivered" | "command" | "output" | "commit" | "verify" | "error" | "note" | "cost" | "conflict" | "land";
 
 /** FilesParams names the job whose changes to list. */
 export interface FilesParams {
@@ -949,6 +1009,107 @@ export interface MergeResult {
   commit: string;
   /** AlreadyMerged: Into already contained the job's branch; nothing changed. */
   already_merged?: boolean;
+}
+
+/** LandParams lands one job or a batch onto a target branch. Each job is integrated with the target's current tip in a scratch checkout, its verify (and the batch verify) runs on that commit, and only then does the target move; a conflict or a red check stops that job and leaves the target as it was. */
+export interface LandParams {
+  /** the jobs to land (ended, with a branch) */
+  ids: string[];
+  /** the target branch (default: the branch the jobs' base was on) */
+  into?: string;
+  /** Order is given (default) or auto: fewest predicted conflicts first. */
+  order?: string;
+  /** merge (default) or squash */
+  mode?: string;
+  /** Verify is a batch check run on each integrated commit after the job's own. */
+  verify?: string;
+  /** VerifyTimeoutS bounds each check (default: the job's verify_timeout_s, else 600). */
+  verify_timeout_s?: number;
+  /** Resolve starts a follow-up job, on the same engine, for each job stopped by a conflict: its task is the merge. */
+  resolve?: boolean;
+  /** DryRun integrates and checks nothing: it says what would land, in which order, and what would conflict. */
+  dry_run?: boolean;
+}
+
+/** LandResult says what happened to each job, in the order they were tried. */
+export interface LandResult {
+  /** the target branch */
+  into: string;
+  /** its tip before */
+  from: string;
+  /** its tip after */
+  tip: string;
+  /** one per job, in the order tried */
+  jobs: LandItem[];
+  /** Checkout says what happened to the user's checkout of the target: updated, left (it has changes of its own: the branch moved, the files did not), or "" when the target is not checked out. */
+  checkout?: string;
+  /** the outcome in one line */
+  line: string;
+}
+
+/** LandItem is one job's outcome. */
+export interface LandItem {
+  id: string;
+  /** one of the Land* outcomes */
+  outcome: string;
+  /** the target's tip with the job's work (landed), or the integrated commit that failed its check */
+  commit?: string;
+  /** the files in conflict */
+  files?: string[];
+  /** why it did not land */
+  reason?: string;
+  /** the job's check on the integrated commit */
+  verify?: Verify;
+  /** the batch check on it */
+  batch?: Verify;
+  /** the job started to resolve the conflict */
+  follow_up?: string;
+}
+
+/** ReviewParams asks for a batch's review packet. */
+export interface ReviewParams {
+  /** the jobs; empty with all_ended: every ended job not landed */
+  ids?: string[];
+  /** every ended, unlanded job with work on its branch */
+  all_ended?: boolean;
+  /** only jobs of this repository (its top) */
+  repo?: string;
+}
+
+/** ReviewResult is the packet: one line per job, sized for a supervisor. */
+export interface ReviewResult {
+  /** the packet as text */
+  text: string;
+  /** the same, structured */
+  jobs: ReviewItem[];
+}
+
+/** ReviewItem is one job in a review packet. */
+export interface ReviewItem {
+  id: string;
+  state: State;
+  /** first line, short */
+  task: string;
+  /** files changed */
+  files: number;
+  /** lines */
+  added: number;
+  /** lines */
+  deleted: number;
+  /** pass | fail | none */
+  verify?: string;
+  /** the rubric's verdict */
+  rubric?: string;
+  /** what it spent */
+  cost_usd: number;
+  /** predicted conflicts */
+  conflicts?: Conflict[];
+  /** risk flags: outside files, tests deleted or skipped, lockfile, ci, secret */
+  risks?: string[];
+  /** when it already landed */
+  landed?: Landing;
+  /** what to do next, in a few words */
+  next: string;
 }
 
 /** Empty is the params or result of a method that takes or returns nothing: {}. */
@@ -1518,6 +1679,8 @@ export interface RequestMap {
   "job/stop": [IDParams, JobStatus];
   "job/cleanup": [CleanupParams, CleanupResult];
   "job/merge": [MergeParams, MergeResult];
+  "job/land": [LandParams, LandResult];
+  "job/review": [ReviewParams, ReviewResult];
   "hub/summary": [Empty, SummaryResult];
   "engine/list": [Empty, EnginesResult];
   "route/explain": [StartParams, RouteExplainResult];

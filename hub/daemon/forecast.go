@@ -1,0 +1,307 @@
+package daemon
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/hub/job"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/hub/view"
+)
+
+// forecastEvery is how often the daemon works out every live job's
+// forecast; Options.ForecastEvery overrides it.
+const forecastEvery = 2 * time.Second
+
+// forecastEnded bounds the ended jobs a round looks at, per repository:
+// the newest ones not landed, whose branch still holds work.
+const forecastEnded = 50
+
+// forecastCache bounds each of the forecaster's maps: past it they start
+// afresh (snapshots of running work trees keep adding keys).
+const forecastCache = 4096
+
+// forecaster remembers what it learnt of commits, which never change: a
+// snapshot is a commit keyed by its content, so a work tree that did not
+// change costs one `git add -A` and nothing more.
+type forecaster struct {
+	mu        sync.Mutex
+	touched   map[[2]string][]string // (base, commit) → paths
+	conflicts map[[2]string][]string // (ours, theirs) → conflicted paths
+}
+
+func newForecaster() *forecaster {
+	return &forecaster{touched: map[[2]string][]string{}, conflicts: map[[2]string][]string{}}
+}
+
+// forecastLoop works the forecasts out every period until ctx ends.
+func (s *Server) forecastLoop(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		s.forecastRound(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// side is one live job as the forecast sees it: the commit that holds its
+// work (its branch tip once ended, a snapshot of its work tree while it
+// runs) and the paths it touched.
+type side struct {
+	j       *store.Job
+	commit  string
+	touched []string
+}
+
+// forecastRound works out the forecast of every live job, repository by
+// repository, and stores those that changed (with a conflict event when
+// the predicted conflicts did).
+func (s *Server) forecastRound(ctx context.Context) {
+	live, err := s.st.ListJobs(ctx, []protocol.State{protocol.StateRunning, protocol.StateNeedsInput, protocol.StateVerifying}, "", 0)
+	if err != nil {
+		return
+	}
+	ended, err := s.st.ListJobs(ctx, []protocol.State{protocol.StateSucceeded, protocol.StateFailed, protocol.StateCancelled, protocol.StateTimedOut}, "", 0)
+	if err != nil {
+		return
+	}
+	byRepo := map[string][]*store.Job{}
+	perRepo := map[string]int{}
+	for _, j := range live {
+		if j.Kind == protocol.KindWrite && j.Repo != "" {
+			byRepo[j.Repo] = append(byRepo[j.Repo], j)
+		}
+	}
+	for _, j := range ended { // newest first
+		if j.Kind != protocol.KindWrite || j.Repo == "" || len(j.Landed) > 0 || j.HeadSHA == "" || j.HeadSHA == j.BaseSHA {
+			continue
+		}
+		if len(byRepo[j.Repo]) == 0 && len(j.Forecast) == 0 {
+			// Nothing runs beside it and it never had a forecast: an old
+			// job, left alone until work starts in its repository again.
+			continue
+		}
+		if perRepo[j.Repo] < forecastEnded {
+			perRepo[j.Repo]++
+			byRepo[j.Repo] = append(byRepo[j.Repo], j)
+		}
+	}
+	for top, jobs := range byRepo {
+		if ctx.Err() != nil {
+			return
+		}
+		s.forecastRepo(ctx, top, jobs)
+	}
+}
+
+func (s *Server) forecastRepo(ctx context.Context, top string, jobs []*store.Job) {
+	repo, err := gitx.Open(top)
+	if err != nil {
+		return
+	}
+	if err := os.MkdirAll(s.o.Paths.ForecastDir(), 0o700); err != nil {
+		return
+	}
+	dir, err := os.MkdirTemp(s.o.Paths.ForecastDir(), "round-")
+	if err != nil {
+		return
+	}
+	sc := &gitx.Scratch{Repo: repo, Dir: dir}
+	defer sc.Remove()
+	f := s.forecast
+	var sides []side
+	for _, j := range jobs {
+		sd := side{j: j, commit: j.HeadSHA}
+		if !j.State.Terminal() {
+			c := job.Checkout(s.o.Paths, j, repo)
+			snap, err := sc.Snapshot(ctx, c, j.BaseSHA)
+			if err != nil {
+				s.o.Log.Debug().Err(err).Str("job", j.ID).Msg("forecast: no snapshot")
+				continue
+			}
+			sd.commit = snap
+		}
+		if sd.touched, err = f.touchedOf(ctx, sc, j.BaseSHA, sd.commit); err != nil {
+			continue
+		}
+		sides = append(sides, sd)
+	}
+	tips := map[string]string{}
+	for _, a := range sides {
+		fc := protocol.Forecast{Target: a.j.Target, Touched: a.touched, At: s.now()}
+		if fc.Target == "" {
+			fc.Target = repo.BranchOf("HEAD")
+		}
+		// The target as it is now: a base it moved away from needs a merge.
+		if fc.Target != "" {
+			tip, ok := tips[fc.Target]
+			if !ok {
+				tip, _ = repo.Resolve("refs/heads/" + fc.Target)
+				tips[fc.Target] = tip
+			}
+			if tip != "" && tip != a.j.BaseSHA {
+				if up, err := gitx.IsAncestor(ctx, top, tip, a.j.BaseSHA); err == nil && !up {
+					fc.Behind, _ = gitx.Count(ctx, top, a.j.BaseSHA, tip)
+					moved, err := f.touchedOf(ctx, sc, a.j.BaseSHA, tip)
+					if err == nil && overlap(moved, a.touched) {
+						if files, err := f.conflictsOf(ctx, sc, tip, a.commit); err == nil && len(files) > 0 {
+							fc.Conflicts = append(fc.Conflicts, protocol.Conflict{With: "target", Branch: fc.Target, Files: files,
+								Line: fmt.Sprintf("%s moved: rebase needed, conflicts in %s", fc.Target, view.PathList(files, 3))})
+						}
+					}
+				}
+			}
+		}
+		// Every other live job of the repository.
+		for _, b := range sides {
+			if b.j.ID == a.j.ID || !overlap(a.touched, b.touched) {
+				continue
+			}
+			ours, theirs := a.commit, b.commit
+			if theirs < ours { // one merge for the pair, whichever asks
+				ours, theirs = theirs, ours
+			}
+			files, err := f.conflictsOf(ctx, sc, ours, theirs)
+			if err != nil || len(files) == 0 {
+				continue
+			}
+			fc.Conflicts = append(fc.Conflicts, protocol.Conflict{With: b.j.ID, Branch: b.j.Branch, Files: files,
+				Line: fmt.Sprintf("conflicts with %s in %s", b.j.Branch, view.PathList(files, 3))})
+		}
+		s.storeForecast(ctx, a.j, fc)
+	}
+}
+
+// storeForecast writes fc as job j's forecast when it says something new,
+// with a conflict event when the predicted conflicts changed.
+func (s *Server) storeForecast(ctx context.Context, j *store.Job, fc protocol.Forecast) {
+	var old protocol.Forecast
+	if len(j.Forecast) > 0 {
+		_ = json.Unmarshal(j.Forecast, &old)
+	}
+	if old.Target == fc.Target && old.Behind == fc.Behind && slices.Equal(old.Touched, fc.Touched) && sameConflicts(old.Conflicts, fc.Conflicts) {
+		return
+	}
+	raw, err := json.Marshal(fc)
+	if err != nil || bytes.Equal(raw, j.Forecast) {
+		return
+	}
+	var kind protocol.EventKind
+	text := ""
+	if !sameConflicts(old.Conflicts, fc.Conflicts) {
+		kind, text = protocol.EventConflict, view.ConflictLine(&fc)
+		if text == "" {
+			text = "no conflicts predicted now"
+		}
+	}
+	if _, err := s.st.SetForecast(ctx, j.ID, raw, kind, text, fc, s.now()); err != nil {
+		s.o.Log.Debug().Err(err).Str("job", j.ID).Msg("forecast: store")
+		return
+	}
+	if kind != "" {
+		s.poke()
+	}
+}
+
+func sameConflicts(a, b []protocol.Conflict) bool {
+	return slices.EqualFunc(a, b, func(x, y protocol.Conflict) bool {
+		return x.With == y.With && slices.Equal(x.Files, y.Files)
+	})
+}
+
+func (f *forecaster) touchedOf(ctx context.Context, sc *gitx.Scratch, base, commit string) ([]string, error) {
+	key := [2]string{base, commit}
+	f.mu.Lock()
+	t, ok := f.touched[key]
+	f.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	t, err := sc.Touched(ctx, base, commit)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	if len(f.touched) > forecastCache {
+		clear(f.touched)
+	}
+	f.touched[key] = t
+	f.mu.Unlock()
+	return t, nil
+}
+
+func (f *forecaster) conflictsOf(ctx context.Context, sc *gitx.Scratch, ours, theirs string) ([]string, error) {
+	key := [2]string{ours, theirs}
+	f.mu.Lock()
+	c, ok := f.conflicts[key]
+	f.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	c, err := sc.Conflicts(ctx, ours, theirs)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	if len(f.conflicts) > forecastCache {
+		clear(f.conflicts)
+	}
+	f.conflicts[key] = c
+	f.mu.Unlock()
+	return c, nil
+}
+
+// overlap reports whether two sets of changed paths could conflict: a path
+// in both, or one a folder of the other (a file on one side where the
+// other made a folder).
+func overlap(a, b []string) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	set := make(map[string]bool, len(a))
+	for _, p := range a {
+		set[p] = true
+	}
+	for _, p := range b {
+		if set[p] {
+			return true
+		}
+	}
+	// A file against a folder: rare, checked only when no path matched.
+	for _, p := range b {
+		for i := strings.IndexByte(p, '/'); i >= 0; i = next(p, i) {
+			if set[p[:i]] {
+				return true
+			}
+		}
+	}
+	for _, p := range a {
+		for i := strings.IndexByte(p, '/'); i >= 0; i = next(p, i) {
+			if slices.Contains(b, p[:i]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func next(p string, i int) int {
+	j := strings.IndexByte(p[i+1:], '/')
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
+}

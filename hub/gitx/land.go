@@ -1,0 +1,84 @@
+package gitx
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// Integrate makes, without a checkout and without moving any ref, the
+// commit that lands theirs on ours: a merge commit of the two (squash
+// false), or one commit on ours with theirs' whole change (squash true).
+// On a conflict it returns the conflicted paths and no commit. The commit
+// is signed with the repository's identity, or fallback when it has none.
+func Integrate(ctx context.Context, r *Repo, ours, theirs string, squash bool, msg string, fallback Identity) (string, []string, error) {
+	if err := checkRevs(ours, theirs); err != nil {
+		return "", nil, err
+	}
+	tree, files, err := mergeTree(ctx, r.Top, runOpts{}, ours, theirs)
+	if err != nil || len(files) > 0 {
+		return "", files, err
+	}
+	args := []string{"commit-tree", tree, "-p", ours}
+	if !squash {
+		args = append(args, "-p", theirs)
+	}
+	o := runOpts{stdin: strings.NewReader(msg)}
+	if name, _ := runGit(ctx, r.Top, readOnly, "config", "user.name"); strings.TrimSpace(string(name)) == "" {
+		o.config = []string{"-c", "user.name=" + fallback.Name, "-c", "user.email=" + fallback.Email}
+	}
+	out, err := runGit(ctx, r.Top, o, args...)
+	if err != nil {
+		return "", nil, err
+	}
+	return strings.TrimSpace(string(out)), nil, nil
+}
+
+// MoveBranch points branch at commit, only if it still points at old
+// (git update-ref's compare-and-swap): a branch that moved under hub is
+// an error and stays where it is.
+func MoveBranch(ctx context.Context, r *Repo, branch, commit, old, why string) error {
+	if err := checkRev("branch", branch); err != nil {
+		return err
+	}
+	if err := checkRevs(commit, old); err != nil {
+		return err
+	}
+	_, err := runGit(ctx, r.Top, runOpts{}, "update-ref", "-m", why, "refs/heads/"+branch, commit, old)
+	return err
+}
+
+// CheckedOut lists the work trees of r (its main one and every linked one)
+// that have branch checked out.
+func CheckedOut(ctx context.Context, r *Repo, branch string) ([]string, error) {
+	out, err := runGit(ctx, r.Top, readOnly, "worktree", "list", "--porcelain", "-z")
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	var cur string
+	for _, f := range splitNUL(out) {
+		line := string(f)
+		switch {
+		case strings.HasPrefix(line, "worktree "):
+			cur = strings.TrimPrefix(line, "worktree ")
+		case line == "branch refs/heads/"+branch && cur != "":
+			dirs = append(dirs, cur)
+		}
+	}
+	return dirs, nil
+}
+
+// FastForward moves the branch checked out at dir, and its files, to
+// commit, which must descend from its HEAD (git merge --ff-only, hooks
+// off). git refuses, and changes nothing, when a file of the checkout
+// would be overwritten.
+func FastForward(ctx context.Context, dir, commit string) error {
+	if err := checkRev("commit", commit); err != nil {
+		return err
+	}
+	if _, err := runGit(ctx, dir, runOpts{}, "merge", "--ff-only", "--no-verify", "--quiet", commit); err != nil {
+		return fmt.Errorf("fast-forward %s: %w", dir, err)
+	}
+	return nil
+}
