@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine/builtin"
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/view"
 )
 
 var errDaemonGone = errors.New("the hub daemon went away; run the command again (it restarts the daemon)")
@@ -71,26 +73,61 @@ func runDemo(ctx context.Context, ios *IO, dir, profileName string) error {
 	}
 	text.printf("sample repo: %s (greet.sh prints \"Helo\"; test.sh wants \"Hello\")\n", dir)
 
-	p := protocol.StartParams{Task: demo.Task, Repo: dir, Engine: builtin.Name, Profile: profileName,
-		Verify: demo.Verify, DefinitionOfDone: demo.DefinitionOfDone}
-	var started protocol.StartResult
-	if err := ios.call(ctx, protocol.MethodJobStart, p, &started); err != nil {
+	// Three jobs at once: the built-in worker fixes the greeting; two plain
+	// commands beside it, one of which changes the same line.
+	jobs := []protocol.StartParams{{Task: demo.Task, Repo: dir, Engine: builtin.Name, Profile: profileName,
+		Verify: demo.Verify, DefinitionOfDone: demo.DefinitionOfDone}}
+	for _, peer := range demo.Peers {
+		jobs = append(jobs, protocol.StartParams{Task: peer.Task, Repo: dir, Engine: "exec", Exec: peer.Exec, Verify: peer.Verify})
+	}
+	var many protocol.StartManyResult
+	if err := ios.call(ctx, protocol.MethodStartMany, protocol.StartManyParams{Jobs: jobs}, &many); err != nil {
 		return err
 	}
-	text.printf("started %s on branch %s (engine %s, profile %s)\n", started.ID, started.Branch, started.Engine, profileName)
+	var ids []string
+	for i, it := range many.Results {
+		if it.Error != nil {
+			return fmt.Errorf("the demo could not start %q: %s", jobs[i].Task, it.Error.Message)
+		}
+		ids = append(ids, it.ID)
+		text.printf("started %s on %s (engine %s): %s\n", it.ID, it.Branch, it.Engine, jobs[i].Task)
+	}
+	fix := ids[0]
 	t0 := time.Now()
-	if err := watch(ctx, text, []string{started.ID}); err != nil {
+	if err := watch(ctx, text, ids); err != nil {
 		return err
 	}
 	var res protocol.ResultResult
-	if err := ios.call(ctx, protocol.MethodJobResult, protocol.ResultParams{ID: started.ID}, &res); err != nil {
+	if err := ios.call(ctx, protocol.MethodJobResult, protocol.ResultParams{ID: fix}, &res); err != nil {
 		return err
 	}
 	text.printf("\n%s\n\n", res.Summary)
-	text.printf("delegated, verified and committed in %s. Look at the work:\n  git -C %s log --oneline main..%s\n  hub result %s --evidence\n",
-		time.Since(t0).Round(time.Millisecond), dir, started.Branch, started.ID)
+
+	// What hub foresaw: the two jobs that changed the same line.
+	conflicts := demoForecast(ctx, ios, ids)
+	for _, line := range conflicts {
+		text.printf("forecast: %s\n", line)
+	}
+	var review protocol.ReviewResult
+	if err := ios.call(ctx, protocol.MethodJobReview, protocol.ReviewParams{IDs: ids}, &review); err != nil {
+		return err
+	}
+	text.printf("\nreview:\n  %s\n\n", strings.ReplaceAll(review.Text, "\n", "\n  "))
+	// Land them on main in the order given: each merged onto main's tip and
+	// checked there before main moves; the conflicting one stops alone.
+	var landed protocol.LandResult
+	if err := ios.call(ctx, protocol.MethodJobLand, protocol.LandParams{IDs: ids, Into: "main"}, &landed); err != nil {
+		return err
+	}
+	text.printf("land:\n")
+	for _, it := range landed.Jobs {
+		text.printf("  %s\n", view.LandItemLine(it))
+	}
+	text.printf("  %s\n\n", landed.Line)
+	text.printf("three jobs delegated, checked and landed in %s. Look at the work:\n  git -C %s log --oneline --graph main\n  hub result %s --evidence\n",
+		time.Since(t0).Round(time.Millisecond), dir, fix)
 	if ios.JSON {
-		if err := ios.printJSON(demoResult{Repo: dir, Result: res}); err != nil {
+		if err := ios.printJSON(demoResult{Repo: dir, Result: res, Review: review, Land: landed}); err != nil {
 			return err
 		}
 	}
@@ -100,8 +137,43 @@ func runDemo(ctx context.Context, ios *IO, dir, profileName string) error {
 	return nil
 }
 
+// demoForecast waits (a few seconds at most) until hub has forecast every
+// demo job and each conflict is seen from both sides, and returns the
+// conflict lines, each pair once.
+func demoForecast(ctx context.Context, ios *IO, ids []string) []string {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var lines []string
+		pairs := map[[2]string]int{}
+		all := true
+		for _, id := range ids {
+			var st protocol.JobStatus
+			if err := ios.call(ctx, protocol.MethodJobStatus, protocol.IDParams{ID: id}, &st); err != nil || st.Forecast == nil {
+				all = false
+				continue
+			}
+			for _, c := range st.Forecast.Conflicts {
+				key := [2]string{min(id, c.With), max(id, c.With)}
+				if pairs[key]++; pairs[key] == 1 {
+					lines = append(lines, id+" "+c.Line)
+				}
+			}
+		}
+		mutual := len(pairs) > 0
+		for _, n := range pairs {
+			mutual = mutual && n == 2
+		}
+		if (all && mutual) || time.Now().After(deadline) || ctx.Err() != nil {
+			return lines
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // demoResult is what `hub demo --json` prints.
 type demoResult struct {
 	Repo   string                `json:"repo"`   // the sample repository
-	Result protocol.ResultResult `json:"result"` // the job's result, as `hub result --json` gives it
+	Result protocol.ResultResult `json:"result"` // the built-in worker's job's result, as `hub result --json` gives it
+	Review protocol.ReviewResult `json:"review"` // the three jobs' review packet
+	Land   protocol.LandResult   `json:"land"`   // what landing them did
 }

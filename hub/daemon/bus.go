@@ -63,6 +63,9 @@ func (s *Server) pump(ctx context.Context) {
 			if ev.Kind == protocol.EventState && protocol.State(ev.Text).Terminal() {
 				ended = true
 			}
+			if ev.Kind == protocol.EventCommit || ev.Kind == protocol.EventLand || ended {
+				s.forecastSoon()
+			}
 		}
 		var changed []protocol.JobStatus
 		if s.hasSubscribers() {

@@ -110,7 +110,8 @@ type Server struct {
 	watchMu  sync.Mutex
 	watching map[string]bool
 
-	forecast *forecaster
+	forecast   *forecaster
+	forecastCh chan struct{} // a forecast round is due now (a job committed, ended or landed)
 }
 
 // lockWait bounds how long a new daemon waits for one that is going away:
@@ -189,7 +190,7 @@ func Serve(ctx context.Context, o Options) error {
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	s := &Server{o: o, st: st, cancel: cancel, gate: rpc.NewGate(shuttingDown), subs: map[*rpc.Conn]*subscriber{}, changed: make(chan struct{}),
-		pumpCh: make(chan struct{}, 1), schedCh: make(chan struct{}, 1), watching: map[string]bool{}, forecast: newForecaster()}
+		pumpCh: make(chan struct{}, 1), schedCh: make(chan struct{}, 1), watching: map[string]bool{}, forecast: newForecaster(), forecastCh: make(chan struct{}, 1)}
 	if s.lastCursor, err = st.LastCursor(sctx); err != nil {
 		return err
 	}

@@ -26,6 +26,10 @@ const forecastEvery = 2 * time.Second
 // the newest ones not landed, whose branch still holds work.
 const forecastEnded = 50
 
+// forecastFresh is how long after its end a job is forecast even when
+// nothing runs beside it (it has a forecast from then on).
+const forecastFresh = time.Hour
+
 // forecastCache bounds each of the forecaster's maps: past it they start
 // afresh (snapshots of running work trees keep adding keys).
 const forecastCache = 4096
@@ -43,7 +47,8 @@ func newForecaster() *forecaster {
 	return &forecaster{touched: map[[2]string][]string{}, conflicts: map[[2]string][]string{}}
 }
 
-// forecastLoop works the forecasts out every period until ctx ends.
+// forecastLoop works the forecasts out every period, and at once when a
+// job's work changed hands (forecastSoon), until ctx ends.
 func (s *Server) forecastLoop(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -53,7 +58,16 @@ func (s *Server) forecastLoop(ctx context.Context, every time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-s.forecastCh:
 		}
+	}
+}
+
+// forecastSoon asks for a forecast round now.
+func (s *Server) forecastSoon() {
+	select {
+	case s.forecastCh <- struct{}{}:
+	default:
 	}
 }
 
@@ -89,7 +103,7 @@ func (s *Server) forecastRound(ctx context.Context) {
 		if j.Kind != protocol.KindWrite || j.Repo == "" || len(j.Landed) > 0 || j.HeadSHA == "" || j.HeadSHA == j.BaseSHA {
 			continue
 		}
-		if len(byRepo[j.Repo]) == 0 && len(j.Forecast) == 0 {
+		if len(byRepo[j.Repo]) == 0 && len(j.Forecast) == 0 && s.now().Sub(j.EndedAt) > forecastFresh {
 			// Nothing runs beside it and it never had a forecast: an old
 			// job, left alone until work starts in its repository again.
 			continue

@@ -32,6 +32,22 @@ const (
 	DefinitionOfDone = "- `sh test.sh` passes on the commit\n- do not change test.sh"
 )
 
+// Peers are the jobs the demo starts beside the built-in worker's, as
+// plain commands (the exec engine): one adds a script of its own and lands
+// beside the fix; the other changes the very line the fix changes, so hub
+// forecasts their conflict before anything is merged.
+var Peers = []Peer{
+	{Task: "Add bye.sh, a farewell, with its check.",
+		Exec:   `printf '#!/bin/sh\n# bye prints a farewell for its first argument.\necho "Bye, ${1:-world}"\n' > bye.sh`,
+		Verify: `[ "$(sh bye.sh)" = "Bye, world" ]`},
+	{Task: "Let GREETING choose the greeting word in greet.sh.",
+		Exec:   `sed -i 's/echo "Helo, $name"/echo "${GREETING:-Hello}, $name"/' greet.sh`,
+		Verify: Verify},
+}
+
+// Peer is a job the demo runs as a plain command.
+type Peer struct{ Task, Exec, Verify string }
+
 // Files are the sample repository's files, committed on main.
 var Files = map[string]string{
 	"greet.sh": `#!/bin/sh

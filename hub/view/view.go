@@ -273,8 +273,14 @@ func left(st protocol.JobStatus, ev *protocol.Evidence) string {
 	switch {
 	case ev.Kind == protocol.KindRead && st.State == protocol.StateSucceeded:
 		return "nothing; the answer is above"
-	case st.State == protocol.StateSucceeded:
-		return fmt.Sprintf("review and merge %s (git merge %s), then cleanup", ev.Branch, ev.Branch)
+	case st.Landed != nil:
+		return fmt.Sprintf("nothing; landed on %s as %s (%s); cleanup removes the worktree", st.Landed.Into, ShortSHA(st.Landed.Commit), st.Landed.Verified)
+	case st.State == protocol.StateSucceeded && ev.Kind == protocol.KindWrite && ev.Head != "" && ev.Head != ev.Base:
+		s := fmt.Sprintf("review %s, then land it (hub land %s), then cleanup", ev.Branch, st.ID)
+		if c := ConflictLine(st.Forecast); c != "" {
+			s = c + "; " + s
+		}
+		return s
 	case ev.Error != "":
 		s := FirstLine(ev.Error, 120)
 		if ev.Salvaged {
@@ -320,7 +326,7 @@ func Next(it protocol.ReviewItem) string {
 	case len(it.Conflicts) > 0 && it.Conflicts[0].With == "target":
 		return "land (merges onto the new tip) or resolve"
 	case len(it.Conflicts) > 0:
-		return "land one of it and " + it.Conflicts[0].With + ", then the other"
+		return "land it or " + it.Conflicts[0].With + "; resolve the other"
 	case slices.Contains(it.Risks, "secret"):
 		return "remove the secret first"
 	case len(it.Risks) > 0 || it.Rubric == "needs_revision":
@@ -386,4 +392,30 @@ func PathList(paths []string, n int) string {
 		return strings.Join(paths, ", ")
 	}
 	return strings.Join(paths[:n], ", ") + fmt.Sprintf(" (+%d more)", len(paths)-n)
+}
+
+// LandItemLine is one job of a landing in one line: "abc12345 landed
+// 1a2b3c4d5e (verify exit 0)", "abc12345 conflict: hub/abc12345 conflicts
+// with main in a.go", with the follow-up job when one was started.
+func LandItemLine(it protocol.LandItem) string {
+	s := it.ID + " " + it.Outcome
+	switch {
+	case it.Outcome == protocol.LandLanded || it.Outcome == protocol.LandWould:
+		s += " " + ShortSHA(it.Commit)
+		var checks []string
+		for _, v := range []*protocol.Verify{it.Verify, it.Batch} {
+			if v != nil {
+				checks = append(checks, fmt.Sprintf("`%s` exit %d", FirstLine(v.Command, 40), v.ExitCode))
+			}
+		}
+		if len(checks) > 0 {
+			s += " (" + strings.Join(checks, ", ") + ")"
+		}
+	case it.Reason != "":
+		s += ": " + OneLine(it.Reason, 200)
+	}
+	if it.FollowUp != "" {
+		s += "; " + it.FollowUp + " started to resolve it"
+	}
+	return s
 }

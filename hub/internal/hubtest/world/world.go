@@ -43,6 +43,9 @@ type Options struct {
 	// the job and the job's lock (see daemon.Options.Spawn). Shim is the
 	// default.
 	Spawn func(w *World, id string, lock *os.File) error
+	// ForecastEvery is how often the daemon forecasts conflicts (default
+	// 100ms, so a test sees one soon; negative: never).
+	ForecastEvery time.Duration
 }
 
 // World is a daemon served in the test's process, and a client of it.
@@ -81,6 +84,9 @@ func New(t testing.TB, o Options) *World {
 	if o.Settings != nil {
 		set = *o.Settings
 	}
+	if o.ForecastEvery == 0 {
+		o.ForecastEvery = 100 * time.Millisecond
+	}
 	spawn := o.Spawn
 	if spawn == nil {
 		spawn = (*World).Shim
@@ -90,7 +96,7 @@ func New(t testing.TB, o Options) *World {
 	ready := make(chan struct{})
 	go func() {
 		w.served <- daemon.Serve(ctx, daemon.Options{Paths: w.Paths, Engines: w.engines, Log: w.logger,
-			Version: "test", Ready: ready, Now: o.Now,
+			Version: "test", Ready: ready, Now: o.Now, ForecastEvery: o.ForecastEvery,
 			Settings: func() (config.Settings, error) { return set, nil },
 			Spawn:    func(id string, lock *os.File) error { return spawn(w, id, lock) }})
 	}()
