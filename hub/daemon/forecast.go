@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -170,7 +169,7 @@ func (s *Server) forecastRepo(ctx context.Context, top string, jobs []*store.Job
 				if up, err := gitx.IsAncestor(ctx, top, tip, a.j.BaseSHA); err == nil && !up {
 					fc.Behind, _ = gitx.Count(ctx, top, a.j.BaseSHA, tip)
 					moved, err := f.touchedOf(ctx, sc, a.j.BaseSHA, tip)
-					if err == nil && overlap(moved, a.touched) {
+					if err == nil && gitx.Overlap(moved, a.touched) {
 						if files, err := f.conflictsOf(ctx, sc, tip, a.commit); err == nil && len(files) > 0 {
 							fc.Conflicts = append(fc.Conflicts, protocol.Conflict{With: "target", Branch: fc.Target, Files: files,
 								Line: fmt.Sprintf("%s moved: rebase needed, conflicts in %s", fc.Target, view.PathList(files, 3))})
@@ -181,7 +180,7 @@ func (s *Server) forecastRepo(ctx context.Context, top string, jobs []*store.Job
 		}
 		// Every other live job of the repository.
 		for _, b := range sides {
-			if b.j.ID == a.j.ID || !overlap(a.touched, b.touched) {
+			if b.j.ID == a.j.ID || !gitx.Overlap(a.touched, b.touched) {
 				continue
 			}
 			ours, theirs := a.commit, b.commit
@@ -276,46 +275,4 @@ func (f *forecaster) conflictsOf(ctx context.Context, sc *gitx.Scratch, ours, th
 	f.conflicts[key] = c
 	f.mu.Unlock()
 	return c, nil
-}
-
-// overlap reports whether two sets of changed paths could conflict: a path
-// in both, or one a folder of the other (a file on one side where the
-// other made a folder).
-func overlap(a, b []string) bool {
-	if len(a) == 0 || len(b) == 0 {
-		return false
-	}
-	set := make(map[string]bool, len(a))
-	for _, p := range a {
-		set[p] = true
-	}
-	for _, p := range b {
-		if set[p] {
-			return true
-		}
-	}
-	// A file against a folder: rare, checked only when no path matched.
-	for _, p := range b {
-		for i := strings.IndexByte(p, '/'); i >= 0; i = next(p, i) {
-			if set[p[:i]] {
-				return true
-			}
-		}
-	}
-	for _, p := range a {
-		for i := strings.IndexByte(p, '/'); i >= 0; i = next(p, i) {
-			if slices.Contains(b, p[:i]) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func next(p string, i int) int {
-	j := strings.IndexByte(p[i+1:], '/')
-	if j < 0 {
-		return -1
-	}
-	return i + 1 + j
 }

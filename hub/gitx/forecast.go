@@ -194,3 +194,45 @@ func mergeTree(ctx context.Context, dir string, o runOpts, ours, theirs string) 
 	}
 	return lines[0], files, nil
 }
+
+// Overlap reports whether two sets of changed paths could conflict: a path
+// in both, or one a folder of the other (a file on one side where the
+// other made a folder).
+func Overlap(a, b []string) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	set := make(map[string]bool, len(a))
+	for _, p := range a {
+		set[p] = true
+	}
+	for _, p := range b {
+		if set[p] {
+			return true
+		}
+	}
+	// A file against a folder: rare, checked only when no path matched.
+	for _, p := range b {
+		for i := strings.IndexByte(p, '/'); i >= 0; i = nextSlash(p, i) {
+			if set[p[:i]] {
+				return true
+			}
+		}
+	}
+	for _, p := range a {
+		for i := strings.IndexByte(p, '/'); i >= 0; i = nextSlash(p, i) {
+			if slices.Contains(b, p[:i]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func nextSlash(p string, i int) int {
+	j := strings.IndexByte(p[i+1:], '/')
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
+}
