@@ -385,3 +385,22 @@ func TestReview(t *testing.T) {
 	}
 	t.Logf("packet of %d jobs, %d bytes:\n%s", len(r.Jobs), len(r.Text), r.Text)
 }
+
+// TestForecastEndedOnly: a round that sees only ended jobs forecasts them
+// from their branches: here, the target moving under two ended jobs.
+func TestForecastEndedOnly(t *testing.T) {
+	w := world.New(t, world.Options{})
+	repo := w.Repo(map[string]string{"a.txt": lines(10), "b.txt": "b\n"})
+	a := w.Start(repo, `sed -i 's/^line 5$/line five by a/' a.txt`)
+	c := w.Start(repo, `echo c >> b.txt`)
+	w.Ended(a.ID, c.ID)
+	if err := os.WriteFile(filepath.Join(repo, "a.txt"), []byte(strings.Replace(lines(10), "line 5\n", "line 5 by the user\n", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hubtest.Git(t, repo, "commit", "-qam", "the user's change")
+	sa := w.Until(a.ID, func(st protocol.JobStatus) bool { return conflictWith(st, "target") != nil })
+	if sa.Forecast.Behind != 1 {
+		t.Errorf("forecast: %+v", sa.Forecast)
+	}
+	w.Until(c.ID, func(st protocol.JobStatus) bool { return st.Forecast != nil && st.Forecast.Behind == 1 && len(st.Forecast.Conflicts) == 0 })
+}

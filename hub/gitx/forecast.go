@@ -130,6 +130,9 @@ func (s *Scratch) Conflicts(ctx context.Context, ours, theirs string) ([]string,
 // Touched lists the paths that differ between commits a and b (renames as
 // a deletion and an addition), read through the scratch store.
 func (s *Scratch) Touched(ctx context.Context, a, b string) ([]string, error) {
+	if err := s.make(); err != nil {
+		return nil, err
+	}
 	return touched(ctx, s.Repo.Top, s.opts(), a, b)
 }
 

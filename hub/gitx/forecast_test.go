@@ -158,3 +158,21 @@ func TestIntegrateAndMove(t *testing.T) {
 		t.Errorf("the checkout's x.txt: %q", b)
 	}
 }
+
+// TestScratchFresh: a scratch store answers before anything was written to it.
+func TestScratchFresh(t *testing.T) {
+	ctx := context.Background()
+	tmp := realDir(t, t.TempDir())
+	repo := newRepo(t, filepath.Join(tmp, "repo"), map[string]string{"a.txt": "a\n"})
+	base := gitT(t, repo, "rev-parse", "HEAD")
+	writeFile(t, filepath.Join(repo, "a.txt"), "b\n", 0o644)
+	head := commitFixture(t, repo, "b")
+	sc := &Scratch{Repo: mustOpen(t, repo), Dir: filepath.Join(tmp, "fresh")}
+	if got, err := sc.Touched(ctx, base, head); err != nil || !slices.Equal(got, []string{"a.txt"}) {
+		t.Errorf("touched in a fresh scratch store: %v (%v)", got, err)
+	}
+	sc2 := &Scratch{Repo: sc.Repo, Dir: filepath.Join(tmp, "fresh2")}
+	if got, err := sc2.Conflicts(ctx, base, head); err != nil || len(got) != 0 {
+		t.Errorf("conflicts in a fresh scratch store: %v (%v)", got, err)
+	}
+}
