@@ -402,5 +402,7 @@ func TestForecastEndedOnly(t *testing.T) {
 	if sa.Forecast.Behind != 1 {
 		t.Errorf("forecast: %+v", sa.Forecast)
 	}
-	w.Until(c.ID, func(st protocol.JobStatus) bool { return st.Forecast != nil && st.Forecast.Behind == 1 && len(st.Forecast.Conflicts) == 0 })
+	w.Until(c.ID, func(st protocol.JobStatus) bool {
+		return st.Forecast != nil && st.Forecast.Behind == 1 && len(st.Forecast.Conflicts) == 0
+	})
 }
