@@ -48,6 +48,8 @@ type Request struct {
 	// Engine is the engine the caller named ("" or "auto" lets the router pick).
 	Engine  string `json:"engine,omitempty"`
 	Profile string `json:"profile,omitempty"`
+	// Files are the paths the job names as where it will work (its files).
+	Files []string `json:"files,omitempty"`
 }
 
 // Auto reports whether the router picks the engine.
@@ -98,6 +100,24 @@ type Snapshot struct {
 	Now     time.Time `json:"now"`
 	Engines []Engine  `json:"engines"`
 	Money   Money     `json:"money"`
+	// Live is the work in progress in the job's repository: what each
+	// live job has touched so far, as the forecast last saw it.
+	Live []Live `json:"live,omitempty"`
+}
+
+// Live is one live job of the same repository.
+type Live struct {
+	Job     string   `json:"job"`
+	Branch  string   `json:"branch"`
+	Touched []string `json:"touched"`
+}
+
+// Overlap is a live job already changing files the new job names: the two
+// would likely conflict, so a supervisor serialises them.
+type Overlap struct {
+	Job    string   `json:"job"`
+	Branch string   `json:"branch"`
+	Files  []string `json:"files"`
 }
 
 // Rejection codes, one per kind of reason.
@@ -163,6 +183,9 @@ type Decision struct {
 	// Notes say what the caller should know about the pick (it will wait
 	// for money, …).
 	Notes []string `json:"notes,omitempty"`
+	// Overlaps are the live jobs changing files this job names: whichever
+	// engine runs it, the two will likely conflict.
+	Overlaps []Overlap `json:"overlaps,omitempty"`
 }
 
 // Fallback is an engine the hub tried at start that failed to start.
@@ -232,6 +255,11 @@ func Decide(req Request, snap Snapshot, w Weights) Decision {
 		d.Candidates[i].Rank = i + 1
 	}
 	d.Chosen = d.Candidates[0].Engine
+	d.Overlaps = overlaps(req.Files, snap.Live)
+	for _, o := range d.Overlaps {
+		d.Notes = append(d.Notes, fmt.Sprintf("job %s (%s) is already changing %s, which this job names: the two will likely conflict; serialise them (start this one after %s lands) or land them in turn",
+			o.Job, o.Branch, strings.Join(o.Files, ", "), o.Job))
+	}
 	if m := snap.Money; m.ChargedMicros+m.ReservedMicros+req.MaxMicros > m.CapMicros {
 		d.Notes = append(d.Notes, fmt.Sprintf("the month has %s left after open reservations; this job's %s waits in the queue until they close",
 			m.Left(), req.MaxMicros))
@@ -527,4 +555,26 @@ func clock(t, now time.Time) string {
 		return t.Format("15:04") + " UTC"
 	}
 	return t.Format("Jan 2 15:04") + " UTC"
+}
+
+// overlaps lists the live jobs that touched a path among files (a path
+// named, or one inside a folder named).
+func overlaps(files []string, live []Live) []Overlap {
+	var out []Overlap
+	for _, l := range live {
+		var hit []string
+		for _, t := range l.Touched {
+			for _, f := range files {
+				f = strings.TrimSuffix(strings.TrimPrefix(f, "./"), "/")
+				if t == f || strings.HasPrefix(t, f+"/") {
+					hit = append(hit, t)
+					break
+				}
+			}
+		}
+		if len(hit) > 0 {
+			out = append(out, Overlap{Job: l.Job, Branch: l.Branch, Files: hit})
+		}
+	}
+	return out
 }

@@ -242,3 +242,24 @@ func TestParseWeights(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestOverlaps: a job naming files a live job is already changing is told
+// so, whichever engine takes it; one naming other files is not.
+func TestOverlaps(t *testing.T) {
+	snap := Snapshot{Engines: []Engine{{Name: "exec", Installed: true, Isolation: []string{"worktree"}, Pays: "free"}},
+		Money: Money{CapMicros: 100_000_000},
+		Live: []Live{{Job: "aaaa1111", Branch: "hub/aaaa1111", Touched: []string{"src/a.go", "README.md"}},
+			{Job: "bbbb2222", Branch: "hub/bbbb2222", Touched: []string{"docs/x.md"}}}}
+	req := Request{Kind: "write", Isolation: "worktree", Engine: "exec", Files: []string{"src/"}}
+	d := Decide(req, snap, Weights{})
+	if len(d.Overlaps) != 1 || d.Overlaps[0].Job != "aaaa1111" || len(d.Overlaps[0].Files) != 1 || d.Overlaps[0].Files[0] != "src/a.go" {
+		t.Fatalf("overlaps %+v", d.Overlaps)
+	}
+	if len(d.Notes) == 0 || !strings.Contains(d.Notes[0], "job aaaa1111 (hub/aaaa1111) is already changing src/a.go") || !strings.Contains(d.Text(), "serialise them") {
+		t.Errorf("notes %q", d.Notes)
+	}
+	req.Files = []string{"lib"}
+	if d := Decide(req, snap, Weights{}); len(d.Overlaps) != 0 {
+		t.Errorf("a job naming lib/: %+v", d.Overlaps)
+	}
+}

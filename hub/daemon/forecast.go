@@ -3,10 +3,14 @@ package daemon
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -112,12 +116,32 @@ func (s *Server) forecastRound(ctx context.Context) {
 			byRepo[j.Repo] = append(byRepo[j.Repo], j)
 		}
 	}
+	keep := map[string]bool{}
 	for top, jobs := range byRepo {
 		if ctx.Err() != nil {
 			return
 		}
+		keep[forecastStore(top)] = true
 		s.forecastRepo(ctx, top, jobs)
 	}
+	// A repository with nothing left to forecast gives its store back.
+	if ents, err := os.ReadDir(s.o.Paths.ForecastDir()); err == nil {
+		for _, e := range ents {
+			if !keep[e.Name()] {
+				_ = os.RemoveAll(filepath.Join(s.o.Paths.ForecastDir(), e.Name()))
+			}
+		}
+	}
+}
+
+// forecastStoreMax bounds a repository's scratch store: past it, the store
+// starts afresh (a work tree that keeps changing big files fills it).
+const forecastStoreMax = 256 << 20
+
+// forecastStore names a repository's scratch store under the forecast folder.
+func forecastStore(top string) string {
+	h := sha256.Sum256([]byte(top))
+	return hex.EncodeToString(h[:8])
 }
 
 func (s *Server) forecastRepo(ctx context.Context, top string, jobs []*store.Job) {
@@ -125,22 +149,24 @@ func (s *Server) forecastRepo(ctx context.Context, top string, jobs []*store.Job
 	if err != nil {
 		return
 	}
-	if err := os.MkdirAll(s.o.Paths.ForecastDir(), 0o700); err != nil {
-		return
-	}
-	dir, err := os.MkdirTemp(s.o.Paths.ForecastDir(), "round-")
-	if err != nil {
-		return
-	}
-	sc := &gitx.Scratch{Repo: repo, Dir: dir}
-	defer sc.Remove()
+	// The store lasts from round to round: a snapshot then reads only the
+	// files that changed since the last one, and an unchanged work tree
+	// gives the commit the caches already know.
+	sc := &gitx.Scratch{Repo: repo, Dir: filepath.Join(s.o.Paths.ForecastDir(), forecastStore(top))}
+	defer func() {
+		if sc.Size() > forecastStoreMax {
+			_ = sc.Remove()
+		}
+	}()
+	running := map[string]bool{}
 	f := s.forecast
 	var sides []side
 	for _, j := range jobs {
 		sd := side{j: j, commit: j.HeadSHA}
 		if !j.State.Terminal() {
+			running["index-"+j.ID] = true
 			c := job.Checkout(s.o.Paths, j, repo)
-			snap, err := sc.Snapshot(ctx, c, j.BaseSHA)
+			snap, err := sc.Snapshot(ctx, c, j.BaseSHA, filepath.Join(sc.Dir, "index-"+j.ID))
 			if err != nil {
 				s.o.Log.Debug().Err(err).Str("job", j.ID).Msg("forecast: no snapshot")
 				continue
@@ -151,6 +177,14 @@ func (s *Server) forecastRepo(ctx context.Context, top string, jobs []*store.Job
 			continue
 		}
 		sides = append(sides, sd)
+	}
+	// The indexes of jobs that no longer run.
+	if ents, err := os.ReadDir(sc.Dir); err == nil {
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "index-") && !running[e.Name()] {
+				_ = os.Remove(filepath.Join(sc.Dir, e.Name()))
+			}
+		}
 	}
 	tips := map[string]string{}
 	for _, a := range sides {

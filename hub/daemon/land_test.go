@@ -72,6 +72,14 @@ func TestForecastRunningJobs(t *testing.T) {
 	if len(sc.Forecast.Conflicts) != 0 {
 		t.Errorf("a job touching only b.txt is forecast to conflict: %+v", sc.Forecast.Conflicts)
 	}
+	// A job started now that names a.txt is told who is changing it.
+	d := w.Start(repo, `true`, func(p *protocol.StartParams) { p.Files = []string{"a.txt"} })
+	if !slices.ContainsFunc(d.Notes, func(n string) bool {
+		return strings.Contains(n, "job "+a.ID+" ("+a.Branch+") is already changing a.txt") && strings.Contains(n, "serialise")
+	}) {
+		t.Errorf("start notes of a job naming a.txt: %q", d.Notes)
+	}
+	w.Ended(d.ID)
 	var ev *protocol.Event
 	for _, e := range w.Events(a.ID) {
 		if e.Kind == protocol.EventConflict {

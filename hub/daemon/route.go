@@ -11,6 +11,7 @@ import (
 	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/hub/view"
 	"github.com/hub-agents/hub/internal/micros"
 	"github.com/hub-agents/hub/router"
 )
@@ -43,8 +44,25 @@ func (s *Server) gatherRouteInputs(ctx context.Context, set config.Settings) (jo
 	}
 	return job.RouteInputs{
 		Money: router.Money{CapMicros: micros.FromUSD(set.MonthlyCapUSD), ChargedMicros: tot.ChargedMicros, ReservedMicros: tot.ReservedMicros},
-		Quota: quota, Weights: w, Now: t,
+		Quota: quota, Weights: w, Now: t, Live: s.liveWork(ctx),
 	}, nil
+}
+
+// liveWork is what each live job touched so far, by repository, as its
+// forecast last saw it.
+func (s *Server) liveWork(ctx context.Context) map[string][]router.Live {
+	jobs, err := s.st.ListJobs(ctx, []protocol.State{protocol.StateRunning, protocol.StateNeedsInput, protocol.StateVerifying}, "", 0)
+	if err != nil {
+		return nil
+	}
+	live := map[string][]router.Live{}
+	for _, j := range jobs {
+		st := view.Status(j, nil, s.now())
+		if st.Forecast != nil && len(st.Forecast.Touched) > 0 {
+			live[j.Repo] = append(live[j.Repo], router.Live{Job: j.ID, Branch: j.Branch, Touched: st.Forecast.Touched})
+		}
+	}
+	return live
 }
 
 // loadRouting reads routing.json, its error worded for the caller.

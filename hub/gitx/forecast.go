@@ -2,9 +2,8 @@ package gitx
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -56,20 +55,18 @@ var snapshotWho = []string{
 
 // Snapshot records checkout c's work tree as it is now — committed or not,
 // untracked files in, ignored ones out, staged as Commit would stage them —
-// as a commit on base, written to the scratch store. Nothing of the
-// checkout changes: hub's index is copied, never written, and no ref moves.
-func (s *Scratch) Snapshot(ctx context.Context, c *Checkout, base string) (string, error) {
+// as a commit on base, written to the scratch store. index is the scratch
+// store's own index of c, kept from one snapshot to the next so that only
+// the files that changed since are read again (made from hub's index the
+// first time). Nothing of the checkout changes: hub's index is read, never
+// written, and no ref moves.
+func (s *Scratch) Snapshot(ctx context.Context, c *Checkout, base, index string) (string, error) {
 	if err := checkRev("base", base); err != nil {
 		return "", err
 	}
 	if err := s.make(); err != nil {
 		return "", err
 	}
-	idx, err := s.tempIndex(c.Index)
-	if err != nil {
-		return "", err
-	}
-	defer os.Remove(idx)
 	sc := *s
 	if c.Private {
 		sc.Extra = append(slices.Clone(s.Extra), filepath.Join(c.GitDir, "objects"))
@@ -77,10 +74,15 @@ func (s *Scratch) Snapshot(ctx context.Context, c *Checkout, base string) (strin
 	o := sc.opts()
 	h := c.hubOpts()
 	o.config = h.config
-	o.env = append(o.env, "GIT_WORK_TREE="+c.Dir, "GIT_INDEX_FILE="+idx, "GIT_CEILING_DIRECTORIES="+filepath.Dir(c.Dir))
-	if _, err := os.Stat(idx); err != nil {
-		if _, err := runGit(ctx, c.Dir, o, "read-tree", base); err != nil {
+	o.env = append(o.env, "GIT_WORK_TREE="+c.Dir, "GIT_INDEX_FILE="+index, "GIT_CEILING_DIRECTORIES="+filepath.Dir(c.Dir))
+	if _, err := os.Stat(index); errors.Is(err, os.ErrNotExist) {
+		if err := copyIndex(c.Index, index); err != nil {
 			return "", err
+		}
+		if _, err := os.Stat(index); err != nil {
+			if _, err := runGit(ctx, c.Dir, o, "read-tree", base); err != nil {
+				return "", err
+			}
 		}
 	}
 	if _, _, _, err := c.stage(ctx, o); err != nil {
@@ -100,20 +102,31 @@ func (s *Scratch) Snapshot(ctx context.Context, c *Checkout, base string) (strin
 	return strings.TrimSpace(string(out)), nil
 }
 
-// tempIndex is a fresh path for a copy of index (none when index does not
-// exist yet).
-func (s *Scratch) tempIndex(index string) (string, error) {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	p := filepath.Join(s.Dir, "index-"+hex.EncodeToString(b[:]))
-	data, err := os.ReadFile(index)
+// copyIndex copies hub's index of a checkout to a scratch index (nothing
+// when hub has none yet).
+func copyIndex(from, to string) error {
+	data, err := os.ReadFile(from)
 	if errors.Is(err, os.ErrNotExist) {
-		return p, nil
+		return nil
 	}
 	if err != nil {
-		return "", err
+		return err
 	}
-	return p, os.WriteFile(p, data, 0o600)
+	return os.WriteFile(to, data, 0o600)
+}
+
+// Size is the bytes the scratch store holds.
+func (s *Scratch) Size() int64 {
+	var n int64
+	_ = filepath.WalkDir(s.Dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // Conflicts reports the paths merging theirs into ours would leave in

@@ -50,11 +50,12 @@ func TestSnapshotAndConflicts(t *testing.T) {
 			refs := gitT(t, f.repo, "for-each-ref")
 			sc := &Scratch{Repo: f.r, Dir: filepath.Join(f.tmp, "scratch")}
 			defer sc.Remove()
-			snap, err := sc.Snapshot(ctx, f.c, f.base)
+			idx := filepath.Join(f.tmp, "scratch", "index-j1")
+			snap, err := sc.Snapshot(ctx, f.c, f.base, idx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, err := sc.Snapshot(ctx, f.c, f.base)
+			again, err := sc.Snapshot(ctx, f.c, f.base, idx)
 			if err != nil || again != snap {
 				t.Errorf("the same work tree snapshot twice: %s then %s (%v)", snap, again, err)
 			}

@@ -297,6 +297,9 @@ func knownEngine(p protocol.StartParams, reg *engine.Registry) *FieldError {
 // RouteInputs are what the router needs beyond the request and the
 // engines: the month's money, quota signals, routing.json and the time.
 type RouteInputs struct {
+	// Live is the work in progress by repository (its top): what each live
+	// job touched so far.
+	Live    map[string][]router.Live
 	Money   router.Money
 	Quota   []protocol.QuotaSignal
 	Weights router.Weights
@@ -309,8 +312,8 @@ type RouteInputs struct {
 // without one runs in a plain directory, so it needs a read-only engine).
 func Route(ctx context.Context, p protocol.StartParams, hasRepo bool, maxMicros micros.Micros, reg *engine.Registry, in RouteInputs) router.Decision {
 	req := router.Request{Kind: string(p.Kind), Isolation: string(p.Isolation), ReadOnly: p.Kind == protocol.KindRead && !hasRepo,
-		MaxMicros: maxMicros, Effort: p.Effort, Engine: p.Engine, Profile: p.Profile}
-	snap := router.Snapshot{Now: in.Now, Money: in.Money}
+		MaxMicros: maxMicros, Effort: p.Effort, Engine: p.Engine, Profile: p.Profile, Files: p.Files}
+	snap := router.Snapshot{Now: in.Now, Money: in.Money, Live: in.Live[p.Repo]}
 	for _, e := range reg.All() {
 		caps := e.Capabilities()
 		re := router.Engine{Name: e.Name(), Isolation: strs(caps.Isolation), ReadOnly: caps.ReadOnly, Pays: string(caps.Pays)}
