@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -362,6 +363,14 @@ func branchAction(ctx context.Context, repo *gitx.Repo, j *store.Job, force bool
 	if j.BaseSHA != "" {
 		if ok, err := gitx.IsAncestor(ctx, repo.Top, tip, j.BaseSHA); err == nil && ok {
 			return protocol.GCRemove, "it has no commits beyond its base"
+		}
+	}
+	if len(j.Landed) > 0 {
+		// A squashed landing holds the work under another commit: the
+		// record says which tip landed.
+		var l protocol.Landing
+		if json.Unmarshal(j.Landed, &l) == nil && l.Head == tip {
+			return protocol.GCRemove, fmt.Sprintf("its work landed on %s as %s", l.Into, view.ShortSHA(l.Commit))
 		}
 	}
 	on, err := gitx.BranchesContaining(ctx, repo.Top, tip)

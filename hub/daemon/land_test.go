@@ -414,3 +414,37 @@ func TestForecastEndedOnly(t *testing.T) {
 		return st.Forecast != nil && st.Forecast.Behind == 1 && len(st.Forecast.Conflicts) == 0
 	})
 }
+
+// TestLandSquash: squashed, each job is one commit on the target's tip, a
+// line of history; the branch, whose tip is on no other branch, can still
+// be deleted, as the landing record says its work is in.
+func TestLandSquash(t *testing.T) {
+	w := world.New(t, world.Options{})
+	repo := w.Repo(map[string]string{"a.txt": "a\n"})
+	j := w.Start(repo, `echo j > j.txt; git add j.txt; git commit -qm one; echo j2 >> j.txt`)
+	k := w.Start(repo, `echo k > k.txt`)
+	w.Ended(j.ID, k.ID)
+	from := hubtest.Git(t, repo, "rev-parse", "main")
+	res := land(t, w, protocol.LandParams{IDs: []string{j.ID, k.ID}, Mode: protocol.LandSquash})
+	for _, it := range res.Jobs {
+		if it.Outcome != protocol.LandLanded {
+			t.Fatalf("%+v", it)
+		}
+	}
+	if got := hubtest.Git(t, repo, "rev-list", "--count", "--merges", from+"..main"); got != "0" {
+		t.Errorf("%s merge commits after a squashed landing", got)
+	}
+	if got := hubtest.Git(t, repo, "rev-list", "--count", from+"..main"); got != "2" {
+		t.Errorf("%s commits after landing two jobs squashed", got)
+	}
+	if got := hubtest.Git(t, repo, "show", "main:j.txt"); got != "j\nj2" {
+		t.Errorf("j.txt on main: %q", got)
+	}
+	if st := w.Status(j.ID); st.Landed == nil || st.Landed.Mode != protocol.LandSquash {
+		t.Errorf("landing record: %+v", st.Landed)
+	}
+	r := hubtest.Call[protocol.CleanupResult](t, w.Ctx, w.C, protocol.MethodJobCleanup, protocol.CleanupParams{ID: j.ID, DeleteBranch: true})
+	if !r.BranchDeleted {
+		t.Errorf("cleanup of a squashed job: %+v", r)
+	}
+}
