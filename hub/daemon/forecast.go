@@ -29,6 +29,10 @@ const forecastEvery = 2 * time.Second
 // the newest ones not landed, whose branch still holds work.
 const forecastEnded = 50
 
+// forecastTouched bounds the touched files a forecast keeps (status and
+// every job/changed carry it).
+const forecastTouched = 100
+
 // forecastFresh is how long after its end a job is forecast even when
 // nothing runs beside it (it has a forecast from then on).
 const forecastFresh = time.Hour
@@ -44,10 +48,23 @@ type forecaster struct {
 	mu        sync.Mutex
 	touched   map[[2]string][]string // (base, commit) → paths
 	conflicts map[[2]string][]string // (ours, theirs) → conflicted paths
+	snaps     map[string]snap        // running job → its last snapshot
 }
 
+// snap is a running job's last snapshot: a job whose journal did not move
+// since is snapshot again only after snapshotQuiet.
+type snap struct {
+	cursor int64
+	at     time.Time
+	commit string
+}
+
+// snapshotQuiet is how long a running job with nothing new in its journal
+// keeps its last snapshot (a worker editing files without a word).
+const snapshotQuiet = 10 * time.Second
+
 func newForecaster() *forecaster {
-	return &forecaster{touched: map[[2]string][]string{}, conflicts: map[[2]string][]string{}}
+	return &forecaster{touched: map[[2]string][]string{}, conflicts: map[[2]string][]string{}, snaps: map[string]snap{}}
 }
 
 // forecastLoop works the forecasts out every period, and at once when a
@@ -165,30 +182,46 @@ func (s *Server) forecastRepo(ctx context.Context, top string, jobs []*store.Job
 		sd := side{j: j, commit: j.HeadSHA}
 		if !j.State.Terminal() {
 			running["index-"+j.ID] = true
-			c := job.Checkout(s.o.Paths, j, repo)
-			snap, err := sc.Snapshot(ctx, c, j.BaseSHA, filepath.Join(sc.Dir, "index-"+j.ID))
-			if err != nil {
-				s.o.Log.Debug().Err(err).Str("job", j.ID).Msg("forecast: no snapshot")
-				continue
+			f.mu.Lock()
+			last, ok := f.snaps[j.ID]
+			f.mu.Unlock()
+			if ok && last.cursor == j.Cursor && s.now().Sub(last.at) < snapshotQuiet {
+				sd.commit = last.commit
+			} else {
+				c := job.Checkout(s.o.Paths, j, repo)
+				commit, err := sc.Snapshot(ctx, c, j.BaseSHA, filepath.Join(sc.Dir, "index-"+j.ID))
+				if err != nil {
+					s.o.Log.Debug().Err(err).Str("job", j.ID).Msg("forecast: no snapshot")
+					continue
+				}
+				sd.commit = commit
+				f.mu.Lock()
+				f.snaps[j.ID] = snap{cursor: j.Cursor, at: s.now(), commit: commit}
+				f.mu.Unlock()
 			}
-			sd.commit = snap
 		}
 		if sd.touched, err = f.touchedOf(ctx, sc, j.BaseSHA, sd.commit); err != nil {
 			continue
 		}
 		sides = append(sides, sd)
 	}
-	// The indexes of jobs that no longer run.
+	// The indexes and snapshots of jobs that no longer run.
 	if ents, err := os.ReadDir(sc.Dir); err == nil {
 		for _, e := range ents {
 			if strings.HasPrefix(e.Name(), "index-") && !running[e.Name()] {
 				_ = os.Remove(filepath.Join(sc.Dir, e.Name()))
+				f.mu.Lock()
+				delete(f.snaps, strings.TrimPrefix(e.Name(), "index-"))
+				f.mu.Unlock()
 			}
 		}
 	}
 	tips := map[string]string{}
 	for _, a := range sides {
 		fc := protocol.Forecast{Target: a.j.Target, Touched: a.touched, At: s.now()}
+		if n := len(fc.Touched); n > forecastTouched {
+			fc.Touched, fc.TouchedMore = fc.Touched[:forecastTouched], n-forecastTouched
+		}
 		if fc.Target == "" {
 			fc.Target = repo.BranchOf("HEAD")
 		}
@@ -239,7 +272,8 @@ func (s *Server) storeForecast(ctx context.Context, j *store.Job, fc protocol.Fo
 	if len(j.Forecast) > 0 {
 		_ = json.Unmarshal(j.Forecast, &old)
 	}
-	if old.Target == fc.Target && old.Behind == fc.Behind && slices.Equal(old.Touched, fc.Touched) && sameConflicts(old.Conflicts, fc.Conflicts) {
+	if old.Target == fc.Target && old.Behind == fc.Behind && slices.Equal(old.Touched, fc.Touched) && old.TouchedMore == fc.TouchedMore &&
+		sameConflicts(old.Conflicts, fc.Conflicts) {
 		return
 	}
 	raw, err := json.Marshal(fc)

@@ -190,7 +190,15 @@ func (s *Server) landOne(ctx context.Context, repo *gitx.Repo, j *store.Job, int
 	if ok, err := gitx.IsAncestor(ctx, repo.Top, head, tip); err != nil {
 		return item, err
 	} else if ok {
+		// Merged by hand, or landed by a hub that stopped before it wrote
+		// the record: the work is there, and the record says so from now on.
 		item.Outcome, item.Commit, item.Reason = protocol.LandAlready, tip, into+" already holds "+view.ShortSHA(head)
+		if !p.DryRun {
+			l := protocol.Landing{Into: into, Commit: tip, From: tip, Head: head, At: s.now(),
+				Verified: "not checked by hub: " + into + " already held it when hub land looked"}
+			raw, _ := json.Marshal(l)
+			_, _ = s.st.SetLanded(ctx, j.ID, raw, fmt.Sprintf("found on %s already (%s)", into, view.ShortSHA(tip)), s.now())
+		}
 		return item, nil
 	}
 	msg := fmt.Sprintf("Land hub job %s: %s\n\nHub-Job: %s\n", j.ID, view.FirstLine(j.Task, 72), j.ID)

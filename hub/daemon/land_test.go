@@ -307,6 +307,19 @@ func TestLandCheckouts(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, "j.txt")); err == nil {
 		t.Error("the landed files appeared in a checkout of another branch")
 	}
+	// A job the user merged by hand is found there, and recorded so.
+	m := w.Start(repo, `echo m > m.txt`)
+	w.Ended(m.ID)
+	hubtest.Git(t, repo, "stash", "-q")
+	hubtest.Git(t, repo, "switch", "-q", "main")
+	hubtest.Git(t, repo, "merge", "-q", "--no-edit", m.Branch)
+	res = land(t, w, protocol.LandParams{IDs: []string{m.ID}, Into: "main"})
+	if it := res.Jobs[0]; it.Outcome != protocol.LandAlready || res.Tip != res.From {
+		t.Errorf("landing a job merged by hand: %+v", res)
+	}
+	if st := w.Status(m.ID); st.Landed == nil || !strings.Contains(st.Landed.Verified, "not checked by hub") {
+		t.Errorf("its record: %+v", st.Landed)
+	}
 }
 
 // TestLandBadInput: each refusal says why and moves nothing.

@@ -12,8 +12,10 @@ type Forecast struct {
 	// Behind counts the commits the target gained since the job's base:
 	// landing it needs a merge (or a rebase) onto the new tip.
 	Behind int `json:"behind,omitempty"`
-	// Touched are the files the job changed so far, against its base.
-	Touched []string `json:"touched,omitempty"`
+	// Touched are the files the job changed so far, against its base (the
+	// first 100, sorted; TouchedMore counts the rest).
+	Touched     []string `json:"touched,omitempty"`
+	TouchedMore int      `json:"touched_more,omitempty"`
 	// Conflicts are the predicted conflicts, the target's first.
 	Conflicts []Conflict `json:"conflicts,omitempty"`
 	At        time.Time  `json:"at"` // when it was worked out

@@ -414,8 +414,9 @@ export interface Forecast {
   target?: string;
   /** Behind counts the commits the target gained since the job's base: landing it needs a merge (or a rebase) onto the new tip. */
   behind?: number;
-  /** Touched are the files the job changed so far, against its base. */
+  /** Touched are the files the job changed so far, against its base (the first 100, sorted; TouchedMore counts the rest). */
   touched?: string[];
+  touched_more?: number;
   /** Conflicts are the predicted conflicts, the target's first. */
   conflicts?: Conflict[];
   /** when it was worked out */
