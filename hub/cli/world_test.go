@@ -42,7 +42,7 @@ func TestCommandsInProcess(t *testing.T) {
 		t.Errorf("wait: exit %d:\n%s", code, out)
 	}
 	out, _, code = runIn(t, w, "result", id)
-	for _, want := range []string{"files: 1 changed (+1 -1): a.txt", "verify: `grep -q b a.txt` exit 0", "left: review and merge hub/" + id} {
+	for _, want := range []string{"files: 1 changed (+1 -1): a.txt", "verify: `grep -q b a.txt` exit 0", "left: review hub/" + id + ", then land it (hub land " + id + "), then cleanup"} {
 		if code != ExitOK || !strings.Contains(out, want) {
 			t.Errorf("result: exit %d, no %q in:\n%s", code, want, out)
 		}

@@ -105,6 +105,15 @@ func (s *Server) JobLand(ctx context.Context, p protocol.LandParams) (*protocol.
 		return nil, internal(err)
 	}
 	defer unlock()
+	// Another landing may have taken a job while this one waited for the lock.
+	for i, j := range jobs {
+		if jobs[i], err = s.st.Job(ctx, j.ID); err != nil {
+			return nil, notFound(j.ID, err)
+		}
+		if err := landable(jobs[i]); err != nil {
+			return nil, err
+		}
+	}
 	// The target's checkout (git lets a branch be checked out once): landing
 	// moves its files too, so it must have no changes of its own.
 	checkouts, err := gitx.CheckedOut(ctx, repo, into)

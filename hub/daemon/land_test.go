@@ -461,3 +461,37 @@ func TestLandSquash(t *testing.T) {
 		t.Errorf("cleanup of a squashed job: %+v", r)
 	}
 }
+
+// TestLandConcurrent: two landings of the same jobs at once land each job
+// once; the one that comes second is refused, and main holds each job once.
+func TestLandConcurrent(t *testing.T) {
+	w := world.New(t, world.Options{})
+	repo := w.Repo(map[string]string{"a.txt": "a\n"})
+	var ids []string
+	for i := range 3 {
+		ids = append(ids, w.Start(repo, fmt.Sprintf(`echo %d > c%d.txt`, i, i)).ID)
+	}
+	w.Ended(ids...)
+	from := hubtest.Git(t, repo, "rev-parse", "main")
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() {
+			errs <- w.C.Call(w.Ctx, protocol.MethodJobLand, protocol.LandParams{IDs: ids, Mode: protocol.LandSquash}, nil)
+		}()
+	}
+	var refused int
+	for range 2 {
+		if err := <-errs; err != nil {
+			if client.Code(err) != protocol.CodeWrongState || !strings.Contains(err.Error(), "already landed") {
+				t.Errorf("the second landing: %v", err)
+			}
+			refused++
+		}
+	}
+	if refused != 1 {
+		t.Errorf("%d of two concurrent landings refused, want one", refused)
+	}
+	if n := hubtest.Git(t, repo, "rev-list", "--count", from+"..main"); n != "3" {
+		t.Errorf("main gained %s commits for three squashed jobs", n)
+	}
+}
