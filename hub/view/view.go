@@ -99,7 +99,8 @@ func Line(st protocol.JobStatus) string {
 	switch {
 	case st.Landed != nil:
 		parts = append(parts, "landed on "+st.Landed.Into)
-	case ConflictLine(st.Forecast) != "":
+	case ConflictLine(st.Forecast) != "" && (!st.State.Terminal() || st.State == protocol.StateSucceeded):
+		// Work that may land; a job that failed has its error to show.
 		parts = append(parts, ConflictLine(st.Forecast))
 	}
 	switch {
