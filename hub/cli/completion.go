@@ -34,7 +34,7 @@ func complete(root *cobra.Command) {
 		"wait": {-1, live}, "watch": {-1, live}, "status": {1, nil}, "result": {1, nil}, "events": {1, nil},
 		"reply": {1, func(s protocol.State) bool { return s == protocol.StateNeedsInput }},
 		"steer": {1, live}, "stop": {1, live},
-		"cleanup": {1, protocol.State.Terminal},
+		"cleanup": {1, protocol.State.Terminal}, "land": {-1, protocol.State.Terminal}, "review": {-1, protocol.State.Terminal},
 	}
 	words := map[string]func() []string{
 		"engine":    engineNames,
@@ -45,6 +45,7 @@ func complete(root *cobra.Command) {
 		"state":     func() []string { return strs(protocol.States) },
 		"effort":    func() []string { return protocol.Efforts },
 		"deps":      func() []string { return []string{deps.DepsAuto, deps.DepsOff} },
+		"order":     func() []string { return []string{protocol.OrderGiven, protocol.OrderAuto} },
 		"job":       func() []string { return jobIDs(nil) },
 	}
 	var walk func(c *cobra.Command)
