@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 
@@ -46,6 +47,7 @@ func complete(root *cobra.Command) {
 		"effort":    func() []string { return protocol.Efforts },
 		"deps":      func() []string { return []string{deps.DepsAuto, deps.DepsOff} },
 		"order":     func() []string { return []string{protocol.OrderGiven, protocol.OrderAuto} },
+		"into":      branchNames,
 		"job":       func() []string { return jobIDs(nil) },
 	}
 	var walk func(c *cobra.Command)
@@ -119,6 +121,22 @@ func jobIDs(want func(protocol.State) bool) []string {
 		out = append(out, fmt.Sprintf("%s\t%s · %s", j.ID, j.State, view.OneLine(j.Task, 60)))
 	}
 	return out
+}
+
+// branchNames is the local branches of the checkout the shell is in, but
+// the jobs' own (hub/<id>), which land refuses as a target.
+func branchNames() []string {
+	out, err := exec.Command("git", "for-each-ref", "--format=%(refname:short)", "refs/heads/").Output()
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, b := range strings.Fields(string(out)) {
+		if !strings.HasPrefix(b, "hub/") {
+			names = append(names, b)
+		}
+	}
+	return names
 }
 
 // engineNames is every engine hub has, and auto.

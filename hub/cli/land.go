@@ -19,7 +19,7 @@ func newLandCmd(ios *IO) *cobra.Command {
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "land ID... [--into BRANCH]",
-		Short: "Land ended jobs onto a branch, each checked on the merged commit before the branch moves",
+		Short: "Land ended jobs on a branch, each checked on the merged commit before the branch moves",
 		Args:  minArgs(1, "one or more job ids"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p.IDs = args
@@ -97,7 +97,7 @@ func newReviewCmd(ios *IO) *cobra.Command {
 	var p protocol.ReviewParams
 	cmd := &cobra.Command{
 		Use:   "review [ID...] [--all-ended]",
-		Short: "A batch's review packet: one line per job, with conflicts, risks and what to do next",
+		Short: "Show a batch's review packet: a line per job, with conflicts, risks and what to do next",
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p.IDs = args
 			if len(args) == 0 && !p.AllEnded {
