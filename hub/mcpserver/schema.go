@@ -14,8 +14,9 @@ import (
 // inputSchema is In's inferred schema as tools/list sends it, every byte of
 // which a supervisor pays for on each turn: without the
 // "additionalProperties": false the inference puts on every object (29
-// bytes each), and a slice's type "array" rather than ["null","array"]. checkArgs refuses unknown arguments in its place, with a
-// message that names the ones the tool takes.
+// bytes each), and with a slice's type "array" rather than
+// ["null","array"]. checkArgs refuses unknown arguments in its place, with
+// a message that names the ones the tool takes.
 func inputSchema[In any]() *jsonschema.Schema {
 	sch, err := jsonschema.For[In](nil)
 	if err != nil {
