@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 
@@ -34,7 +35,7 @@ func complete(root *cobra.Command) {
 		"wait": {-1, live}, "watch": {-1, live}, "status": {1, nil}, "result": {1, nil}, "events": {1, nil},
 		"reply": {1, func(s protocol.State) bool { return s == protocol.StateNeedsInput }},
 		"steer": {1, live}, "stop": {1, live},
-		"cleanup": {1, protocol.State.Terminal},
+		"cleanup": {1, protocol.State.Terminal}, "land": {-1, protocol.State.Terminal}, "review": {-1, protocol.State.Terminal},
 	}
 	words := map[string]func() []string{
 		"engine":    engineNames,
@@ -45,6 +46,8 @@ func complete(root *cobra.Command) {
 		"state":     func() []string { return strs(protocol.States) },
 		"effort":    func() []string { return protocol.Efforts },
 		"deps":      func() []string { return []string{deps.DepsAuto, deps.DepsOff} },
+		"order":     func() []string { return []string{protocol.OrderGiven, protocol.OrderAuto} },
+		"into":      branchNames,
 		"job":       func() []string { return jobIDs(nil) },
 	}
 	var walk func(c *cobra.Command)
@@ -118,6 +121,22 @@ func jobIDs(want func(protocol.State) bool) []string {
 		out = append(out, fmt.Sprintf("%s\t%s · %s", j.ID, j.State, view.OneLine(j.Task, 60)))
 	}
 	return out
+}
+
+// branchNames is the local branches of the checkout the shell is in, but
+// the jobs' own (hub/<id>), which land refuses as a target.
+func branchNames() []string {
+	out, err := exec.Command("git", "for-each-ref", "--format=%(refname:short)", "refs/heads/").Output()
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, b := range strings.Fields(string(out)) {
+		if !strings.HasPrefix(b, "hub/") {
+			names = append(names, b)
+		}
+	}
+	return names
 }
 
 // engineNames is every engine hub has, and auto.

@@ -14,7 +14,7 @@ import (
 func addEngines(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "engines",
-		Description: "Engines here: capacity and this month's spend.",
+		Description: "Engines: capacity, month's spend.",
 		Annotations: annotate("List engines", protocol.MethodEngineList),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, *protocol.EnginesResult, error) {
 		var out protocol.EnginesResult

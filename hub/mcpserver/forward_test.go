@@ -149,6 +149,47 @@ func TestForward(t *testing.T) {
 			out:      func() any { return &protocol.ResultResult{} },
 		},
 		{
+			name: "result of several", tool: "result", args: map[string]any{"ids": []string{"abc12345", "0badf00d"}},
+			wantMethod: protocol.MethodJobReview, wantParams: protocol.ReviewParams{IDs: []string{"abc12345", "0badf00d"}},
+			result: protocol.ReviewResult{Text: "2 jobs: 1 ready to land, 0 with conflicts, 1 failed, 0 landed\n" +
+				"abc12345 succeeded 1f +1-1 v:pass $0.00 · land\n0badf00d failed 2f +9-0 v:fail $0.41 · read its result; fix or retry",
+				Jobs: []protocol.ReviewItem{{ID: "abc12345", State: protocol.StateSucceeded, Files: 1, Added: 1, Deleted: 1, Verify: "pass", Next: "land"},
+					{ID: "0badf00d", State: protocol.StateFailed, Files: 2, Added: 9, Verify: "fail", CostUSD: 0.41, Next: "read its result; fix or retry"}}},
+			wantText: "2 jobs: 1 ready to land, 0 with conflicts, 1 failed, 0 landed\n" +
+				"abc12345 succeeded 1f +1-1 v:pass $0.00 · land\n0badf00d failed 2f +9-0 v:fail $0.41 · read its result; fix or retry",
+			out: func() any { return &protocol.ReviewResult{} },
+		},
+		{
+			name: "land", tool: "land",
+			args: map[string]any{"ids": []string{"abc12345", "def67890", "0badf00d", "feedf00d"}, "into": "main", "order": "auto", "squash": true,
+				"verify": "make test", "resolve": true, "dry_run": false},
+			wantMethod: protocol.MethodJobLand,
+			wantParams: protocol.LandParams{IDs: []string{"abc12345", "def67890", "0badf00d", "feedf00d"}, Into: "main", Order: "auto", Mode: "squash",
+				Verify: "make test", Resolve: true},
+			result: protocol.LandResult{Into: "main", From: "1111111111aa", Tip: "2222222222bb", Checkout: "updated",
+				Line: "1 landed, 1 conflict, 1 red, 1 skipped; main 1111111111 → 2222222222, checkout updated",
+				Jobs: []protocol.LandItem{
+					{ID: "abc12345", Outcome: protocol.LandLanded, Commit: "2222222222bb"},
+					{ID: "def67890", Outcome: protocol.LandConflict, Files: []string{"a.go", "b.go"}, Reason: "hub/def67890 conflicts with main in a.go, b.go", FollowUp: "fe11ow00"},
+					{ID: "0badf00d", Outcome: protocol.LandRed, Commit: "3333333333cc", Reason: "the batch verify on the integrated commit 3333333333: exit 1"},
+					{ID: "feedf00d", Outcome: protocol.LandSkipped, Reason: "main moved under hub"},
+				}},
+			wantText: "1 landed, 1 conflict, 1 red, 1 skipped; main 1111111111 → 2222222222, checkout updated\n" +
+				"abc12345 landed · 2222222222\n" +
+				"def67890 conflict · a.go, b.go · follow-up fe11ow00\n" +
+				"0badf00d red · the batch verify on the integrated commit 3333333333: exit 1\n" +
+				"feedf00d skipped · main moved under hub",
+			out: func() any { return &protocol.LandResult{} },
+		},
+		{
+			name: "land defaults", tool: "land", args: map[string]any{"ids": []string{"abc12345"}, "dry_run": true},
+			wantMethod: protocol.MethodJobLand, wantParams: protocol.LandParams{IDs: []string{"abc12345"}, DryRun: true},
+			result: protocol.LandResult{Into: "main", From: "1111111111aa", Tip: "1111111111aa", Line: "dry run: 1 would; nothing moved",
+				Jobs: []protocol.LandItem{{ID: "abc12345", Outcome: protocol.LandWould, Commit: "2222222222bb"}}},
+			wantText: "dry run: 1 would; nothing moved\nabc12345 would · 2222222222",
+			out:      func() any { return &protocol.LandResult{} },
+		},
+		{
 			name: "reply", tool: "reply", args: map[string]any{"id": "def67890", "text": "blue"},
 			wantMethod: protocol.MethodJobReply, wantParams: protocol.ReplyParams{ID: "def67890", Text: "blue"},
 			result:   protocol.ReplyResult{ID: "def67890", QuestionID: "q1", Delivered: true},
@@ -278,6 +319,8 @@ func TestDaemonErrors(t *testing.T) {
 		{"stop", map[string]any{"id": "abc12345"}, noHint, "boom."},
 		{"wait", map[string]any{"ids": []string{"a"}}, notFound, `no job "nosuch". Check the id with wait or engines.`},
 		{"engines", nil, errClosed, "hub daemon unreachable"},
+		{"land", map[string]any{"ids": []string{"abc12345"}}, wrongState, "job abc12345 is running. Stop it first, or wait for it to end."},
+		{"result", map[string]any{"ids": []string{"nosuch"}}, notFound, `no job "nosuch". Check the id with wait or engines.`},
 		{"start_many", map[string]any{"jobs": []map[string]any{}}, errorWith(protocol.CodeInvalidParams, "the list is empty", protocol.ErrorData{Field: "jobs"}), "the list is empty (field jobs)."},
 	}
 	for _, v := range versions {
@@ -323,6 +366,11 @@ func TestBadArguments(t *testing.T) {
 			`unknown argument "engnie"; start_many takes jobs; each of jobs takes task, repo,`},
 		{"start_many", map[string]any{"jobs": []any{"not an object"}}, "jobs"},
 		{"status", map[string]any{"id": "a", "verbose": true}, `unknown argument "verbose"; status takes id.`},
+		{"result", map[string]any{}, "pass id, or ids for several jobs"},
+		{"result", map[string]any{"id": "a", "ids": []string{"b"}}, "not both"},
+		{"result", map[string]any{"ids": []string{"a", "b"}, "evidence": true}, "not both"},
+		{"land", map[string]any{}, "ids"},
+		{"land", map[string]any{"ids": []string{"a"}, "mode": "squash"}, `unknown argument "mode"; land takes ids, into, order, squash,`},
 	} {
 		res, err := cs.CallTool(deadline(t, 10*time.Second), &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
 		if err != nil {

@@ -13,7 +13,6 @@ func addReply(s *Server) {
 		Name:        "reply",
 		Description: "Answer a needs_input job's question.",
 		Annotations: annotate("Answer job", protocol.MethodJobReply),
-		InputSchema: paramsSchema[protocol.ReplyParams](map[string]string{"question_id": "default: pending"}),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.ReplyParams) (*mcp.CallToolResult, *protocol.ReplyResult, error) {
 		var out protocol.ReplyResult
 		if err := s.call(ctx, protocol.MethodJobReply, in, &out); err != nil {

@@ -14,18 +14,46 @@ import (
 // summaryLines bounds the summary the supervisor reads by default.
 const summaryLines = 10
 
+// resultIn is job/result's params, and ids for several jobs at once: their
+// review packet (job/review), one line each, instead of a summary each.
+type resultIn struct {
+	ID       string   `json:"id,omitempty"`
+	IDs      []string `json:"ids,omitempty" jsonschema:"several: a review packet"`
+	Full     bool     `json:"full,omitempty" jsonschema:"whole final text"`
+	Evidence bool     `json:"evidence,omitempty" jsonschema:"what hub observed, as JSON"`
+}
+
+// resultOut is the structured output: job/result's answer, or with ids
+// job/review's. Only one is set, so it encodes as that one.
+type resultOut struct {
+	*protocol.ResultResult
+	*protocol.ReviewResult
+}
+
 func addResult(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "result",
 		Description: "A job's outcome as a 10-line summary.",
-		Annotations: annotate("Job result", protocol.MethodJobResult),
-		InputSchema: paramsSchema[protocol.ResultParams](map[string]string{"full": "whole final text", "evidence": "what hub observed, as JSON"}),
-	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.ResultParams) (*mcp.CallToolResult, *protocol.ResultResult, error) {
+		Annotations: annotate("Job result", protocol.MethodJobResult, protocol.MethodJobReview),
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in resultIn) (*mcp.CallToolResult, *resultOut, error) {
+		switch {
+		case len(in.IDs) > 0 && (in.ID != "" || in.Full || in.Evidence):
+			return nil, nil, &toolErr{"pass id (with full or evidence) for one job, or ids for a review packet of several, not both."}
+		case len(in.IDs) > 0:
+			var out protocol.ReviewResult
+			if err := s.call(ctx, protocol.MethodJobReview, protocol.ReviewParams{IDs: in.IDs}, &out); err != nil {
+				return nil, nil, err
+			}
+			return text("%s", out.Text), &resultOut{ReviewResult: &out}, nil
+		case in.ID == "":
+			return nil, nil, &toolErr{"pass id, or ids for several jobs."}
+		}
+		p := protocol.ResultParams{ID: in.ID, Full: in.Full, Evidence: in.Evidence}
 		var out protocol.ResultResult
-		if err := s.call(ctx, protocol.MethodJobResult, in, &out); err != nil {
+		if err := s.call(ctx, protocol.MethodJobResult, p, &out); err != nil {
 			return nil, nil, err
 		}
-		return text("%s", resultText(in, &out)), &out, nil
+		return text("%s", resultText(p, &out)), &resultOut{ResultResult: &out}, nil
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -13,8 +14,9 @@ import (
 // inputSchema is In's inferred schema as tools/list sends it, every byte of
 // which a supervisor pays for on each turn: without the
 // "additionalProperties": false the inference puts on every object (29
-// bytes each). checkArgs refuses unknown arguments in its place, with a
-// message that names the ones the tool takes.
+// bytes each), and with a slice's type "array" rather than
+// ["null","array"]. checkArgs refuses unknown arguments in its place, with
+// a message that names the ones the tool takes.
 func inputSchema[In any]() *jsonschema.Schema {
 	sch, err := jsonschema.For[In](nil)
 	if err != nil {
@@ -26,6 +28,11 @@ func inputSchema[In any]() *jsonschema.Schema {
 			return
 		}
 		s.AdditionalProperties = nil
+		// A slice is inferred as ["null","array"]; null means no more
+		// than an empty list to every tool, and "array" is 9 bytes less.
+		if slices.Equal(s.Types, []string{"null", "array"}) {
+			s.Type, s.Types = "array", nil
+		}
 		for _, p := range s.Properties {
 			open(p)
 		}

@@ -52,13 +52,14 @@ type Server struct {
 }
 
 // instructions teach the supervisor the delegation loop.
-const instructions = `hub delegates bounded coding tasks to worker agents, each on its own branch hub/<id>. ` +
-	`Delegate work you can state precisely: give a self-contained task, a verify command and a definition of done. ` +
-	`Call start (or start_many for independent tasks), then one wait for all ids. ` +
-	`A needs_input job asks a question: answer it with reply, then wait again with since=cursor. ` +
-	`If your client cuts tool calls short (Codex: 60 s), pass wait a timeout_s below that and wait again while done is false. ` +
-	`Read result (a 10-line summary); ask for evidence when in doubt. ` +
-	`Review the branch hub/<id>, merge what is good, then cleanup.`
+const instructions = `hub delegates bounded coding tasks to workers, each on its own branch hub/<id>. ` +
+	`Delegate what you can state precisely: a self-contained task, a verify command, a definition of done. ` +
+	`Call start (start_many for several), then one wait for all ids. ` +
+	`A needs_input job asks a question: reply, then wait again with since=cursor. ` +
+	`If your client cuts tool calls short (Codex: 60 s), pass wait a lower timeout_s; wait again while done is false. ` +
+	`Read result (ids: a line per job). ` +
+	`"conflicts with hub/x": both jobs edit the same files; land one, then the other. ` +
+	`land the good ones (each verified first; order auto: conflicts last), then cleanup.`
 
 // New returns a Server that forwards its tools to d.
 func New(d Daemon, o Options) *Server {
@@ -116,6 +117,7 @@ func (s *Server) addTools() {
 	addReply(s)
 	addSteer(s)
 	addStop(s)
+	addLand(s)
 	addCleanup(s)
 	addEngines(s)
 	addProfiles(s)

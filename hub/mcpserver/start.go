@@ -18,7 +18,6 @@ import (
 // says it all.
 var startDocs = map[string]string{
 	"task":      "self-contained instructions",
-	"repo":      "git repo path",
 	"cwd":       "read job dir",
 	"kind":      "write|read",
 	"files":     "where to look first",
@@ -51,7 +50,7 @@ func paramsSchema[P any](docs map[string]string) *jsonschema.Schema {
 func addStart(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "start",
-		Description: "Start a job on its own branch; returns its id.",
+		Description: "Start a job on a branch of its own.",
 		Annotations: annotate("Start job", protocol.MethodJobStart),
 		InputSchema: startSchema(),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.StartParams) (*mcp.CallToolResult, *protocol.StartResult, error) {

@@ -36,7 +36,7 @@ type startManyItem struct {
 func addStartMany(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "start_many",
-		Description: "Start independent jobs; each succeeds or fails alone.",
+		Description: "Start independent jobs at once.",
 		Annotations: annotate("Start jobs", protocol.MethodStartMany),
 		InputSchema: startManySchema(),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in startManyIn) (*mcp.CallToolResult, *startManyOut, error) {

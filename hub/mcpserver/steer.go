@@ -11,7 +11,7 @@ import (
 func addSteer(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "steer",
-		Description: "Redirect a running job at its worker's next step.",
+		Description: "Redirect a running job's worker.",
 		Annotations: annotate("Steer job", protocol.MethodJobSteer),
 		InputSchema: paramsSchema[protocol.SteerParams](nil),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.SteerParams) (*mcp.CallToolResult, *protocol.SteerResult, error) {

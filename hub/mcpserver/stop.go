@@ -12,7 +12,7 @@ import (
 func addStop(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "stop",
-		Description: "Stop a job; its work stays on its branch.",
+		Description: "Stop a job; its work is kept.",
 		Annotations: annotate("Stop job", protocol.MethodJobStop),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.IDParams) (*mcp.CallToolResult, *protocol.JobStatus, error) {
 		var out protocol.JobStatus

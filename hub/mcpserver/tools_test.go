@@ -10,9 +10,12 @@ import (
 )
 
 // maxToolsListBytes is the budget for the whole tools/list answer. `make
-// bench` measures it against the peers' lists (under half of
-// cc-delegate's); this keeps a change from growing it unnoticed.
-const maxToolsListBytes = 5000
+// bench` measures it against the peers' lists, whose target is at most half
+// of cc-delegate's 10,930 bytes; this keeps a change from growing it
+// unnoticed. It was 5,000 for eleven tools; land and result's ids (the
+// review packet) took it to 5,439 after every description that said no
+// more than its name was cut.
+const maxToolsListBytes = 5450
 
 func TestToolsList(t *testing.T) {
 	isolate(t)
@@ -46,6 +49,7 @@ func TestToolsList(t *testing.T) {
 				"reply":      {Title: "Answer job", Destructive: &no},
 				"steer":      {Title: "Steer job", Destructive: &no},
 				"stop":       {Title: "Stop job", Destructive: &yes, Idempotent: true},
+				"land":       {Title: "Land jobs", Destructive: &no},
 				"cleanup":    {Title: "Clean up job", Destructive: &yes, Idempotent: true},
 				"engines":    {Title: "List engines", ReadOnly: true, Idempotent: true},
 				"profiles":   {Title: "Model profiles", Destructive: &yes, Idempotent: true},

@@ -1,0 +1,73 @@
+package mcpserver
+
+import (
+	"context"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/view"
+)
+
+// landIn is job/land's params as the tool takes them: squash for mode (as
+// the CLI's --squash), and no verify_timeout_s (the job's own bounds each
+// check), each byte of the schema being paid for on every turn.
+type landIn struct {
+	IDs     []string `json:"ids"`
+	Into    string   `json:"into,omitempty"`
+	Order   string   `json:"order,omitempty" jsonschema:"given|auto"`
+	Squash  bool     `json:"squash,omitempty"`
+	Verify  string   `json:"verify,omitempty" jsonschema:"batch check"`
+	Resolve bool     `json:"resolve,omitempty" jsonschema:"job per conflict"`
+	DryRun  bool     `json:"dry_run,omitempty"`
+}
+
+func addLand(s *Server) {
+	addTool(s, &mcp.Tool{
+		Name:        "land",
+		Description: "Merge ended jobs into their base branch, each verified first.",
+		Annotations: annotate("Land jobs", protocol.MethodJobLand),
+	}, func(ctx context.Context, _ *mcp.CallToolRequest, in landIn) (*mcp.CallToolResult, *protocol.LandResult, error) {
+		p := protocol.LandParams{IDs: in.IDs, Into: in.Into, Order: in.Order, Verify: in.Verify, Resolve: in.Resolve, DryRun: in.DryRun}
+		if in.Squash {
+			p.Mode = protocol.LandSquash
+		}
+		var out protocol.LandResult
+		if err := s.call(ctx, protocol.MethodJobLand, p, &out); err != nil {
+			return nil, nil, err
+		}
+		return text("%s", landText(&out)), &out, nil
+	})
+}
+
+// landText is the outcome in one line, then a line per job.
+func landText(r *protocol.LandResult) string {
+	lines := []string{r.Line}
+	for _, it := range r.Jobs {
+		lines = append(lines, landItemText(it))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// landItemText is "abc12345 landed · 3f2a9c01de", "abc12345 conflict ·
+// a.go · follow-up xyz98765" or "abc12345 red · why".
+func landItemText(it protocol.LandItem) string {
+	parts := []string{it.ID + " " + it.Outcome}
+	switch it.Outcome {
+	case protocol.LandLanded, protocol.LandWould, protocol.LandAlready:
+		if it.Commit != "" {
+			parts = append(parts, view.ShortSHA(it.Commit))
+		}
+	case protocol.LandConflict:
+		parts = append(parts, view.PathList(it.Files, 5))
+	default:
+		if it.Reason != "" {
+			parts = append(parts, it.Reason)
+		}
+	}
+	if it.FollowUp != "" {
+		parts = append(parts, "follow-up "+it.FollowUp)
+	}
+	return strings.Join(parts, " · ")
+}
