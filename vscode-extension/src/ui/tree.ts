@@ -209,7 +209,8 @@ export class JobsTree implements vscode.TreeDataProvider<Node>, vscode.Disposabl
         const l = n.landed;
         const item = new vscode.TreeItem(`Landed on ${l.into}`, vscode.TreeItemCollapsibleState.None);
         item.id = `landed:${n.jobId}`;
-        item.description = `${fmt.sha7(l.commit)} · ${l.mode}${l.verified ? ` · ${l.verified}` : ""}`;
+        // How it was checked is a command line: the tooltip has it, the row has no room.
+        item.description = `${fmt.sha7(l.commit)} · ${l.mode}`;
         item.tooltip = `${l.into}: ${fmt.sha7(l.from)} → ${fmt.sha7(l.commit)} (the job's ${fmt.sha7(l.head)}, ${l.mode}) at ${l.at}${l.verified ? `\nchecked: ${l.verified}` : ""}`;
         item.contextValue = "landed";
         item.iconPath = new vscode.ThemeIcon("git-merge", new vscode.ThemeColor("testing.iconPassed"));
