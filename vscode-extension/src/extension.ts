@@ -6,12 +6,14 @@ import * as vscode from "vscode";
 import * as fmt from "./model/format";
 import { Session } from "./model/session";
 import { ClientErrorCodes } from "./protocol/errors";
+import { Capabilities } from "./protocol/generated";
 import { hubBinary, hubHome } from "./protocol/paths";
 import { registerCommands } from "./ui/commands";
 import { JobDetails } from "./ui/details";
 import { JobFileSystem } from "./ui/fs";
 import { JobLogs } from "./ui/logs";
 import { Questions } from "./ui/questions";
+import { ReviewPanel } from "./ui/review";
 import { StatusBar } from "./ui/status";
 import { JobsTree } from "./ui/tree";
 import { Scheme } from "./ui/uris";
@@ -36,6 +38,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const logs = new JobLogs(session);
   const status = new StatusBar(session);
   const details = new JobDetails(session, log);
+  const review = new ReviewPanel(session, log);
 
   const updateView = () => {
     const n = session.model.counts().needsInput;
@@ -48,6 +51,8 @@ export function activate(context: vscode.ExtensionContext): void {
       view.message = session.state === "connecting" ? "Connecting to hub…" : "hub: disconnected; reconnecting…";
     }
     void vscode.commands.executeCommand("setContext", "hub:connected", session.state === "connected");
+    // The menus offer Land (and keep Merge in the context menu) when the daemon lands jobs.
+    void vscode.commands.executeCommand("setContext", "hub:canLand", session.supports(Capabilities.Land));
   };
 
   context.subscriptions.push(
@@ -60,8 +65,9 @@ export function activate(context: vscode.ExtensionContext): void {
     logs,
     status,
     details,
+    review,
     vscode.workspace.registerFileSystemProvider(Scheme.JobFile, fs, { isReadonly: true, isCaseSensitive: true }),
-    ...registerCommands({ session, tree, questions, logs, details, log }),
+    ...registerCommands({ session, tree, questions, logs, details, review, log }),
     session.model.onDidChange(updateView),
     session.onDidChangeState(updateView),
     session.onDidFail((e) => {

@@ -77,6 +77,8 @@ export interface DetailsInput {
   questions?: QuestionEntry[];
   /** Why a read failed, shown instead of what it would have given. */
   problem?: string;
+  /** The daemon lands jobs (its "land" capability): the page offers Land. */
+  canLand?: boolean;
 }
 
 export type Tone = "ok" | "bad" | "warn" | "plain";
@@ -102,8 +104,23 @@ export interface Details {
   report?: string;
   notes: string[];
   problem?: string;
+  /**
+   * Landing: where the job's work would land and what hub predicts of it
+   * (its forecast), or where it landed.
+   */
+  landing?: {
+    /** "landed on main", "2 conflicts predicted", "no conflicts predicted" */
+    headline: string;
+    tone: Tone;
+    rows: [string, string][];
+    conflicts: { line: string; files: string[] }[];
+  };
   ended: boolean;
   merge: boolean;
+  /** The page offers Land: an ended write job with a branch, not landed, and a daemon that lands. */
+  land: boolean;
+  /** Its work landed: only the clean-up is left. */
+  landed: boolean;
   /** A question waits for an answer. */
   answer: boolean;
 }
@@ -162,6 +179,36 @@ function rubricOf(r: Rubric): NonNullable<Details["rubric"]> {
       by: c.by ?? "",
       evidence: c.evidence ?? "",
     })),
+  };
+}
+
+/** landingOf is the Landing section: the landing record, else the forecast; undefined when there is neither. */
+function landingOf(j: JobStatus): Details["landing"] {
+  const l = j.landed;
+  if (l) {
+    const rows: [string, string][] = [["into", l.into], ["commit", l.commit.slice(0, 12)], ["was", l.from.slice(0, 12)], ["job's commit", l.head.slice(0, 12)]];
+    rows.push(["mode", l.mode], ["at", clock(l.at)]);
+    if (l.verified) {
+      rows.push(["checked", l.verified]);
+    }
+    return { headline: `landed on ${l.into}`, tone: "ok", rows, conflicts: [] };
+  }
+  const f = j.forecast;
+  if (!f) {
+    return j.target ? { headline: "not forecast yet", tone: "plain", rows: [["target", j.target]], conflicts: [] } : undefined;
+  }
+  const rows: [string, string][] = [["target", f.target || j.target || "none (a detached base)"]];
+  const behind = f.behind ?? 0;
+  rows.push(["behind", behind > 0 ? `${behind} commit${behind === 1 ? "" : "s"}: landing merges onto the new tip` : "no: the target has not moved"]);
+  rows.push(["touched", `${(f.touched ?? []).length} file${(f.touched ?? []).length === 1 ? "" : "s"}`]);
+  rows.push(["forecast at", clock(f.at)]);
+  const conflicts = (f.conflicts ?? []).map((c) => ({ line: fmt.conflictText(c), files: c.files ?? [] }));
+  const n = conflicts.length;
+  return {
+    headline: n > 0 ? `${n} conflict${n === 1 ? "" : "s"} predicted` : "no conflicts predicted",
+    tone: n > 0 ? "warn" : "ok",
+    rows,
+    conflicts,
   };
 }
 
@@ -268,8 +315,11 @@ export function buildDetails(input: DetailsInput): Details {
     report: ev?.claimed?.report || undefined,
     notes: ev?.notes ?? [],
     problem: input.problem,
+    landing: landingOf(j),
     ended,
     merge: ended && j.kind !== "read" && !!(ev?.branch || j.branch),
+    land: ended && j.kind !== "read" && !!(ev?.branch || j.branch) && !j.landed && !!input.canLand,
+    landed: !!j.landed,
     answer: j.state === "needs_input",
   };
 }
@@ -286,7 +336,7 @@ export function commandLink(command: string, args: unknown[], label: string, cls
 }
 
 /** The commands the page links to (the webview's allow list). */
-export const DetailsCommands = ["hub.openDiff", "hub.openAllChanges", "hub.merge", "hub.cleanup", "hub.showLog", "hub.answer", "hub.stop"] as const;
+export const DetailsCommands = ["hub.openDiff", "hub.openAllChanges", "hub.land", "hub.merge", "hub.cleanup", "hub.showLog", "hub.answer", "hub.stop"] as const;
 
 /** grid lays key-value pairs out in as many columns as fit. */
 function grid(rows: [string, string][]): string {
@@ -308,7 +358,12 @@ export function renderDetails(d: Details, cspSource: string): string {
   out.push(`<p class="headline"><span class="badge ${d.tone}">${esc(d.headline)}</span> <span class="muted">job ${esc(d.id)}</span></p>`);
   const actions: string[] = [];
   if (d.merge) {
-    actions.push(commandLink("hub.merge", [d.id], "Merge", "button"));
+    if (d.land) {
+      actions.push(commandLink("hub.land", [d.id], "Land", "button primary"));
+    }
+    if (!d.landed) {
+      actions.push(commandLink("hub.merge", [d.id], "Merge", "button"));
+    }
     actions.push(commandLink("hub.cleanup", [d.id], "Clean up", "button"));
   } else if (!d.ended) {
     if (d.answer) {
@@ -334,6 +389,13 @@ export function renderDetails(d: Details, cspSource: string): string {
     out.push(section("Summary", `<pre class="summary">${esc(d.summary)}</pre>`, "summary"));
   }
   out.push(section("Job", grid(d.facts), "job"));
+  if (d.landing) {
+    const l = d.landing;
+    const cs = l.conflicts.length
+      ? `<ul class="conflicts">${l.conflicts.map((c) => `<li><span class="tone-warn">${esc(c.line)}</span>${c.files.length ? `<div class="muted">${esc(c.files.join(", "))}</div>` : ""}</li>`).join("")}</ul>`
+      : "";
+    out.push(section("Landing", `<p><span class="badge ${l.tone}">${esc(l.headline)}</span></p>${table(l.rows)}${cs}`, "landing"));
+  }
   const files = d.files.length
     ? `<table class="files">${d.files
         .map((f) => {
@@ -388,7 +450,8 @@ export function renderDetails(d: Details, cspSource: string): string {
 <body>${out.join("\n")}</body></html>`;
 }
 
-const css = `
+/** The pages' style sheet: the editor's colors and fonts. */
+export const css = `
 body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); background: var(--vscode-editor-background); padding: 0 20px 20px; line-height: 1.45; }
 h1 { font-size: 1.5em; font-weight: 600; margin: 16px 0 4px; }
 h2 { font-size: 1.05em; font-weight: 600; margin: 18px 0 6px; padding-bottom: 3px; border-bottom: 1px solid var(--vscode-panel-border, rgba(128,128,128,.35)); }
@@ -415,7 +478,9 @@ dl.grid dt { color: var(--vscode-descriptionForeground); min-width: 64px; }
 dl.grid dd { margin: 0; overflow-wrap: anywhere; }
 .columns { display: flex; flex-wrap: wrap; column-gap: 48px; }
 .columns section { min-width: 220px; }
+a.button.primary { background: var(--vscode-button-background); color: var(--vscode-button-foreground); }
 .error, .problem { color: var(--vscode-errorForeground); }
+ul.conflicts { padding-left: 20px; margin: 4px 0; }
 ol.questions { padding-left: 20px; }
 ol.questions li { margin-bottom: 6px; }
 `;

@@ -2,7 +2,15 @@
 // bar. Pure functions; the UI tests rely on these strings.
 
 import { errorText, isHubError } from "../protocol/errors";
-import { ErrorCodes, type FileChange, type JobStatus, type SummaryResult } from "../protocol/generated";
+import {
+  ErrorCodes,
+  type FileChange,
+  type Forecast,
+  type JobStatus,
+  type LandItem,
+  type LandResult,
+  type SummaryResult,
+} from "../protocol/generated";
 import { isTerminal } from "./jobs";
 
 /** elapsed formats milliseconds as "12s", "3m 04s" or "1h 02m". */
@@ -74,16 +82,69 @@ export function ref(j: Pick<JobStatus, "id" | "branch">): string {
  * stale by then).
  */
 export function description(j: JobStatus, elapsedMs = j.elapsed_ms): string {
+  const landing = landingWord(j);
   if (isTerminal(j.state)) {
-    return [outcome(j), j.engine || "?", elapsed(elapsedMs), cost(j), ref(j)].join(" · ");
+    return [outcome(j), ...(landing ? [landing] : []), j.engine || "?", elapsed(elapsedMs), cost(j), ref(j)].join(" · ");
   }
   const parts = [j.engine || "?", elapsed(elapsedMs), cost(j)];
+  if (landing) {
+    parts.push(landing);
+  }
   const progress = oneLine(j.progress ?? "");
   if (progress) {
     parts.push(progress);
   }
   parts.push(ref(j));
   return parts.join(" · ");
+}
+
+/**
+ * conflictText is one predicted conflict in a line: the daemon's line
+ * ("conflicts with hub/ab12cd34 in src/a.go"), or one made of its parts
+ * when the daemon gave none.
+ */
+export function conflictText(c: NonNullable<Forecast["conflicts"]>[number]): string {
+  return c.line || `conflicts with ${c.branch || c.with} in ${pathList(c.files ?? [], 3)}`;
+}
+
+/**
+ * conflictLine is a forecast's predicted conflicts in one line, as `hub
+ * status` shows them: the first, then how many more ("" when none).
+ */
+export function conflictLine(f: Forecast | undefined): string {
+  const cs = f?.conflicts ?? [];
+  if (cs.length === 0) {
+    return "";
+  }
+  const more = cs.length > 1 ? ` (+${cs.length - 1} more conflict${cs.length > 2 ? "s" : ""})` : "";
+  return conflictText(cs[0]) + more;
+}
+
+/** conflicts are a job's predicted conflicts; none once it landed (its forecast is stale then). */
+export function conflicts(j: Pick<JobStatus, "forecast" | "landed">): NonNullable<Forecast["conflicts"]> {
+  return j.landed ? [] : j.forecast?.conflicts ?? [];
+}
+
+/**
+ * landingWord is what the row says of landing: "landed on main" once it
+ * landed, else the predicted conflicts in a line ("" when none).
+ */
+export function landingWord(j: Pick<JobStatus, "forecast" | "landed">): string {
+  if (j.landed) {
+    return `landed on ${j.landed.into}`;
+  }
+  return conflictLine(j.forecast);
+}
+
+/** pathList is "a, b, c" and "(+N more)" past max. */
+export function pathList(files: readonly string[], max: number): string {
+  const shown = files.slice(0, max).join(", ");
+  return files.length > max ? `${shown} (+${files.length - max} more)` : shown;
+}
+
+/** sha7 is a commit's short form. */
+export function sha7(sha: string | undefined): string {
+  return (sha ?? "").slice(0, 7);
 }
 
 /** oneLine squeezes whitespace so a note fits a tree row. */
@@ -108,6 +169,12 @@ export function tooltip(j: JobStatus): string {
   }
   if (j.salvaged) {
     lines.push("salvaged: hub committed what the worker left");
+  }
+  if (j.landed) {
+    lines.push(`landed on ${j.landed.into} as ${sha7(j.landed.commit)}${j.landed.verified ? ` (${j.landed.verified})` : ""}`);
+  }
+  for (const c of conflicts(j)) {
+    lines.push(`predicted: ${conflictText(c)}`);
   }
   if (j.error) {
     lines.push(`error: ${j.error}`);
@@ -189,4 +256,55 @@ export function mergeError(id: string, err: unknown): string {
     return `Hub: cannot merge job ${id}: ${err.message.replace(/\.$/, "")}.${files}${err.hint ? ` ${err.hint}` : ""}`;
   }
   return `Hub: cannot merge job ${id}: ${errorText(err)}`;
+}
+
+
+/** The land outcomes that leave a job where it was, for a reason the user must read. */
+const landStopped: ReadonlySet<string> = new Set(["conflict", "red", "skipped"]);
+
+/**
+ * landFailure is the error shown for a job that did not land: why (the
+ * daemon's reason), which files conflict, which check failed and how, and
+ * the follow-up job started to resolve it. undefined for a job that landed,
+ * was already there, or would land (a dry run).
+ */
+export function landFailure(into: string, it: LandItem): string | undefined {
+  if (!landStopped.has(it.outcome)) {
+    return undefined;
+  }
+  const what = it.outcome === "skipped" ? `was not tried on ${into}` : `did not land on ${into}`;
+  let reason = it.reason || (it.outcome === "conflict" ? "conflict" : it.outcome === "red" ? "a check failed" : "skipped");
+  const files = it.files ?? [];
+  if (it.outcome === "conflict" && files.length > 0 && !files.every((f) => reason.includes(f))) {
+    reason += `. Conflicting files: ${pathList(files, 10)}`;
+  }
+  if (it.outcome === "red") {
+    const failed = [it.verify, it.batch].find((v) => v && (v.exit_code !== 0 || v.timed_out));
+    if (failed && !reason.includes(failed.command)) {
+      reason += `. Check: ${failed.command} (${failed.timed_out ? "timed out" : `exit ${failed.exit_code}`})`;
+    }
+  }
+  const next = it.follow_up
+    ? ` Job ${it.follow_up} was started to resolve it.`
+    : it.outcome === "conflict"
+      ? " Nothing moved: resolve the conflict on the job's branch, then land it again."
+      : it.outcome === "red"
+        ? ` Nothing moved: ${into} is as it was.`
+        : "";
+  return `Hub: job ${it.id} ${what}: ${reason.replace(/\.$/, "")}.${next}`;
+}
+
+/**
+ * landReport is what the user sees of a job/land answer: the daemon's line,
+ * as a transient message, and one error per job that did not land.
+ */
+export function landReport(r: LandResult): { line: string; failures: string[] } {
+  const failures: string[] = [];
+  for (const it of r.jobs ?? []) {
+    const f = landFailure(r.into, it);
+    if (f) {
+      failures.push(f);
+    }
+  }
+  return { line: `Hub: ${r.line}`, failures };
 }

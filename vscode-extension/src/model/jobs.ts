@@ -34,12 +34,13 @@ export function isTerminal(s: string): boolean {
  * contextValue is the job node's contextValue, which the menus (inline
  * actions included) read: job-needs-input, job-active, job-queued while it
  * runs; once ended, job-succeeded or job-ended for a write job (its branch
- * can be merged, its worktree cleaned up) and job-ended-read for a read job
- * (no branch).
+ * can be landed or merged, its worktree cleaned up), job-landed for a write
+ * job whose work landed (only its worktree is left to clean up) and
+ * job-ended-read for a read job (no branch).
  */
 export function contextValue(
-  j: Pick<JobStatus, "state"> & Partial<Pick<JobStatus, "kind">>,
-): "job-needs-input" | "job-active" | "job-queued" | "job-succeeded" | "job-ended" | "job-ended-read" {
+  j: Pick<JobStatus, "state"> & Partial<Pick<JobStatus, "kind" | "landed">>,
+): "job-needs-input" | "job-active" | "job-queued" | "job-succeeded" | "job-ended" | "job-landed" | "job-ended-read" {
   if (j.state === "needs_input") {
     return "job-needs-input";
   }
@@ -52,7 +53,35 @@ export function contextValue(
   if (j.kind === "read") {
     return "job-ended-read";
   }
+  if (j.landed) {
+    return "job-landed";
+  }
   return j.state === "succeeded" ? "job-succeeded" : "job-ended";
+}
+
+/**
+ * landable reports whether job/land would take the job: a write job that
+ * ended with commits on its branch and has not landed yet (the daemon
+ * refuses a whole batch for one job that is not).
+ */
+export function landable(j: Pick<JobStatus, "state" | "kind" | "branch" | "base" | "head" | "landed">): boolean {
+  return isTerminal(j.state) && j.kind !== "read" && !!j.branch && !j.landed && !!j.head && j.head !== j.base;
+}
+
+/**
+ * landBatches splits the jobs to land into job/land calls: one per
+ * repository and target branch (the daemon lands one repository's jobs onto
+ * one branch per call), each in the order given.
+ */
+export function landBatches(jobs: readonly JobStatus[]): JobStatus[][] {
+  const by = new Map<string, JobStatus[]>();
+  for (const j of jobs) {
+    const key = `${j.repo ?? ""}\u0000${j.target || j.forecast?.target || ""}`;
+    const list = by.get(key) ?? [];
+    list.push(j);
+    by.set(key, list);
+  }
+  return [...by.values()];
 }
 
 export interface Counts {

@@ -51,6 +51,9 @@ export class Session {
   private readonly summaryRead = new Coalesce(150, () => void this.refreshSummary());
   private disposed = false;
 
+  /** The capabilities of the daemon connected last. */
+  private capabilities: ReadonlySet<string> = new Set();
+
   /** The last connect failure, cleared on success. */
   lastError: HubError | undefined;
   /** The last hub/summary answer. */
@@ -81,6 +84,36 @@ export class Session {
   /** info is what the daemon said in initialize, while connected. */
   get info() {
     return this.client?.info;
+  }
+
+  /**
+   * supports reports whether the daemon offers a capability (one of
+   * Capabilities): the one connected now, else the one last connected to
+   * (false before any connection).
+   */
+  supports(capability: string): boolean {
+    return this.capabilities.has(capability);
+  }
+
+  /**
+   * need is for a command that uses a capability: it connects when
+   * disconnected (as act does), then rejects with a HubError saying what
+   * to do when the daemon does not offer it.
+   */
+  async need(capability: string, what: string): Promise<void> {
+    if (!this.client || this.client.closed) {
+      this.retryDelay = this.initialDelay;
+      await this.connectNow(true);
+    }
+    if (!this.client || this.client.closed) {
+      throw this.lastError ?? new HubError(ClientErrorCodes.ConnectionClosed, "hub is disconnected");
+    }
+    if (!this.supports(capability)) {
+      const v = this.client.info.server_version;
+      throw new HubError(ErrorCodes.MethodNotFound, `this hub daemon${v ? ` (${v})` : ""} cannot ${what}: it lacks the "${capability}" capability`, {
+        hint: "Update hub, then restart its daemon (hub shutdown; any hub command starts it again).",
+      });
+    }
   }
 
   /**
@@ -294,6 +327,7 @@ export class Session {
         throw new HubError(ClientErrorCodes.ConnectionClosed, "the hub daemon went away while connecting");
       }
       this.client = c;
+      this.capabilities = new Set(c.info.capabilities ?? []);
       this.model.replaceAll(list.jobs ?? []);
       this.model.setConnected(true);
       this.retryDelay = this.initialDelay;

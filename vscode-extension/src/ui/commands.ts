@@ -4,14 +4,15 @@
 
 import * as vscode from "vscode";
 
-import { diffTitle, mergeError, taskLabel, transientMs } from "../model/format";
-import { isTerminal } from "../model/jobs";
+import { diffTitle, landReport, mergeError, taskLabel, transientMs } from "../model/format";
+import { isTerminal, landable, landBatches } from "../model/jobs";
 import type { Session } from "../model/session";
 import { errorText, isHubError } from "../protocol/errors";
-import { Methods, type FileChange, type JobStatus, type StartParams } from "../protocol/generated";
+import { Capabilities, Methods, type FileChange, type JobStatus, type LandParams, type StartParams } from "../protocol/generated";
 import type { JobDetails } from "./details";
 import type { JobLogs } from "./logs";
 import type { Questions } from "./questions";
+import type { ReviewPanel } from "./review";
 import { FileNode, type JobsTree } from "./tree";
 import { baseAtHeadPath, jobFileUri } from "./uris";
 
@@ -21,6 +22,7 @@ export interface CommandDeps {
   questions: Questions;
   logs: JobLogs;
   details: JobDetails;
+  review: ReviewPanel;
   log(line: string): void;
 }
 
@@ -70,6 +72,32 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
     const base = jobFileUri(jobId, "base", f.old_path || f.path);
     const head = jobFileUri(jobId, "head", f.path);
     await vscode.commands.executeCommand("vscode.diff", base, head, diffTitle(jobId, f.path), { preview: true });
+  }
+
+  /**
+   * land calls job/land (once it knows the daemon lands jobs) while the
+   * window shows progress (the checks may take minutes), then shows the
+   * result's line as a transient message and each job that did not land as
+   * an error with its reason.
+   */
+  async function land(p: LandParams, what: string): Promise<void> {
+    try {
+      await session.need(Capabilities.Land, "land jobs");
+      const r = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Window, title: `Hub: landing ${what}…` },
+        () => session.act(Methods.JobLand, p),
+      );
+      const { line, failures } = landReport(r);
+      d.log(`land ${p.ids.join(" ")}: ${r.line}`);
+      vscode.window.setStatusBarMessage(line, transientMs);
+      for (const f of failures) {
+        d.log(f);
+        void vscode.window.showErrorMessage(f);
+      }
+    } catch (err) {
+      d.log(`land ${p.ids.join(" ")}: ${errorText(err)}`);
+      void vscode.window.showErrorMessage(`Hub: cannot land ${what}: ${errorText(err)}`);
+    }
   }
 
   const active = (j: JobStatus) => !isTerminal(j.state);
@@ -218,6 +246,28 @@ export function registerCommands(d: CommandDeps): vscode.Disposable[] {
         d.log(`merge ${id}: ${errorText(err)}${isHubError(err) && err.files.length ? `\n  ${err.files.join("\n  ")}` : ""}`);
       }
     },
+
+    "hub.land": async (arg) => {
+      const id = await pickJob(arg, "Land", (j) => isTerminal(j.state) && j.kind !== "read" && !!j.branch && !j.landed);
+      if (id) {
+        await land({ ids: [id] }, `job ${id}`);
+      }
+    },
+
+    "hub.landAll": async () => {
+      // Every ended job that succeeded and has work to land; failed and
+      // cancelled ones are landed one by one, on purpose.
+      const jobs = session.model.all().filter((j) => landable(j) && j.state === "succeeded").reverse();
+      if (jobs.length === 0) {
+        void vscode.window.showInformationMessage("Hub: no ended job waits to land.");
+        return;
+      }
+      for (const batch of landBatches(jobs)) {
+        await land({ ids: batch.map((j) => j.id), order: "auto" }, batch.length === 1 ? `job ${batch[0].id}` : `${batch.length} jobs`);
+      }
+    },
+
+    "hub.review": () => run("review", () => d.review.show()),
 
     "hub.openDiff": (arg, file) =>
       run("open diff", async () => {

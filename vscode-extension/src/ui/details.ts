@@ -11,7 +11,7 @@ import { buildDetails, DetailsCommands, QuestionHistory, renderDetails, type Det
 import { Coalesce } from "../model/coalesce";
 import type { Session } from "../model/session";
 import { errorText } from "../protocol/errors";
-import { Methods } from "../protocol/generated";
+import { Capabilities, Methods } from "../protocol/generated";
 
 /** How long to wait after a change before reading again (changes come in bursts). */
 const settleMs = 150;
@@ -117,6 +117,7 @@ export class JobDetails implements vscode.Disposable {
     }
     // The freshest status: the job may have moved while we read.
     input.status = this.session.model.get(id) ?? status;
+    input.canLand = this.session.supports(Capabilities.Land);
     input.questions = history.entries();
     // What failed to read shows as it was last read.
     input.result ??= last.result;

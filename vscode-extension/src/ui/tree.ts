@@ -9,7 +9,7 @@ import * as fmt from "../model/format";
 import { contextValue, isTerminal, type GroupName } from "../model/jobs";
 import type { Session } from "../model/session";
 import { errorText } from "../protocol/errors";
-import { Methods, type Commit, type FileChange, type FilesResult, type JobStatus } from "../protocol/generated";
+import { Methods, type Commit, type Conflict, type FileChange, type FilesResult, type JobStatus, type Landing } from "../protocol/generated";
 import { jobFileUri } from "./uris";
 
 export class GroupNode {
@@ -32,6 +32,18 @@ export class VerifyNode {
   constructor(readonly jobId: string, readonly exit: number) {}
 }
 
+/** ConflictNode is one conflict hub predicts for landing the job. */
+export class ConflictNode {
+  readonly kind = "conflict";
+  constructor(readonly jobId: string, readonly conflict: Conflict, readonly index: number) {}
+}
+
+/** LandedNode says where the job's work landed. */
+export class LandedNode {
+  readonly kind = "landed";
+  constructor(readonly jobId: string, readonly landed: Landing) {}
+}
+
 export class FileNode {
   readonly kind = "file";
   constructor(readonly jobId: string, readonly file: FileChange) {}
@@ -52,12 +64,22 @@ export class InfoNode {
   constructor(readonly jobId: string, readonly text: string, readonly icon = "info") {}
 }
 
-export type Node = GroupNode | JobNode | QuestionNode | VerifyNode | FileNode | CommitsNode | CommitNode | InfoNode;
+export type Node = GroupNode | JobNode | QuestionNode | VerifyNode | ConflictNode | LandedNode | FileNode | CommitsNode | CommitNode | InfoNode;
+
+const warningColor = () => new vscode.ThemeColor("notificationsWarningIcon.foreground");
 
 function stateIcon(j: JobStatus): vscode.ThemeIcon {
+  // Landing outranks the state word for an ended job: landed, or a
+  // success that would not land cleanly.
+  if (j.landed) {
+    return new vscode.ThemeIcon("git-merge", new vscode.ThemeColor("testing.iconPassed"));
+  }
+  if (j.state === "succeeded" && fmt.conflicts(j).length > 0) {
+    return new vscode.ThemeIcon("warning", warningColor());
+  }
   switch (j.state) {
     case "needs_input":
-      return new vscode.ThemeIcon("question", new vscode.ThemeColor("notificationsWarningIcon.foreground"));
+      return new vscode.ThemeIcon("question", warningColor());
     case "queued":
       return new vscode.ThemeIcon("clock");
     case "preparing":
@@ -173,6 +195,27 @@ export class JobsTree implements vscode.TreeDataProvider<Node>, vscode.Disposabl
         item.iconPath = new vscode.ThemeIcon(n.exit === 0 ? "check" : "x");
         return item;
       }
+      case "conflict": {
+        const c = n.conflict;
+        const item = new vscode.TreeItem(fmt.conflictText(c), vscode.TreeItemCollapsibleState.None);
+        item.id = `conflict:${n.jobId}:${n.index}`;
+        const at = this.session.model.get(n.jobId)?.forecast?.at;
+        item.tooltip = `Predicted: landing this job ${c.with === "target" ? `onto ${c.branch}` : `together with ${c.branch}`} would leave these files in conflict:\n${(c.files ?? []).join("\n")}${at ? `\n(hub's forecast at ${at})` : ""}`;
+        item.contextValue = "conflict";
+        item.iconPath = new vscode.ThemeIcon("warning", warningColor());
+        return item;
+      }
+      case "landed": {
+        const l = n.landed;
+        const item = new vscode.TreeItem(`Landed on ${l.into}`, vscode.TreeItemCollapsibleState.None);
+        item.id = `landed:${n.jobId}`;
+        // How it was checked is a command line: the tooltip has it, the row has no room.
+        item.description = `${fmt.sha7(l.commit)} · ${l.mode}`;
+        item.tooltip = `${l.into}: ${fmt.sha7(l.from)} → ${fmt.sha7(l.commit)} (the job's ${fmt.sha7(l.head)}, ${l.mode}) at ${l.at}${l.verified ? `\nchecked: ${l.verified}` : ""}`;
+        item.contextValue = "landed";
+        item.iconPath = new vscode.ThemeIcon("git-merge", new vscode.ThemeColor("testing.iconPassed"));
+        return item;
+      }
       case "file": {
         const f = n.file;
         const item = new vscode.TreeItem(f.path, vscode.TreeItemCollapsibleState.None);
@@ -253,6 +296,10 @@ export class JobsTree implements vscode.TreeDataProvider<Node>, vscode.Disposabl
     if (j.verify_exit !== undefined && j.verify_exit !== null) {
       out.push(new VerifyNode(id, j.verify_exit));
     }
+    if (j.landed) {
+      out.push(new LandedNode(id, j.landed));
+    }
+    fmt.conflicts(j).forEach((c, i) => out.push(new ConflictNode(id, c, i)));
     if (j.kind === "read") {
       return out;
     }

@@ -17,6 +17,8 @@ const STOPPED = 'Stop me';
 const STOPPED_WORKER = 'hub progress "waiting to be stopped"; sleep 120';
 // A job whose check fails.
 const FAILED = 'Fail the check';
+// A job that writes the failed job's file differently: the two are forecast to conflict.
+const CLASH = 'Clash with it';
 
 const harnessOnly = process.argv.includes('--harness-only');
 // Every theme runs the whole scenario in a fresh setup (HUB_UI_THEMES=dark: one).
@@ -143,8 +145,8 @@ function rowLocator(label, level) {
 	}).first();
 }
 
-async function expandJob() {
-	const row = rowLocator(TASK, 2);
+async function expandJob(task = TASK) {
+	const row = rowLocator(task, 2);
 	await row.waitFor({ timeout: 10_000 });
 	if ((await row.getAttribute('aria-expanded')) !== 'true') {
 		await row.locator('.monaco-tl-twistie').click();
@@ -152,18 +154,18 @@ async function expandJob() {
 	}
 }
 
-async function childrenOfJob() {
+async function childrenOfJob(task = TASK) {
 	const rows = await treeRows();
-	const i = rows.findIndex((r) => r.level === 2 && r.label === TASK);
+	const i = rows.findIndex((r) => r.level === 2 && r.label === task);
 	const out = [];
 	for (let j = i + 1; i >= 0 && j < rows.length && rows[j].level > 2; j++) out.push(rows[j]);
 	return out;
 }
 
-async function waitChild(pred, what, timeoutMs) {
+async function waitChild(pred, what, timeoutMs, task = TASK) {
 	let kids = [];
 	await poll(what, timeoutMs, async () => {
-		kids = await childrenOfJob();
+		kids = await childrenOfJob(task);
 		return kids.find(pred);
 	}).catch((e) => {
 		throw new StepError(`${e.message}; the job's children are:\n${describeRows(kids)}`);
@@ -234,6 +236,15 @@ async function openDetails(task, id) {
 	}
 }
 
+// frameText finds the webview page (any frame) whose text matches marker and returns its text, or "".
+async function frameText(marker) {
+	for (const f of page().frames()) {
+		const t = await f.locator('body').innerText({ timeout: 1_000 }).catch(() => '');
+		if (marker.test(t)) return t;
+	}
+	return '';
+}
+
 // transient finds the status bar's transient message (not the hub item).
 function statusMessage(text) {
 	return page().locator('.part.statusbar .statusbar-item', { hasText: text }).first();
@@ -299,7 +310,7 @@ async function scenario(theme) {
 		await waitDetails('the running job', [new RegExp(`^${TASK}$`, 'm'), headline('running'), new RegExp(`hub/${id}`), /Questions \(0\)/]);
 		// Hovering a running job offers Stop inline, not Merge.
 		const titles = await inlineTitles(TASK);
-		if (!titles.includes('Hub: Stop Job') || titles.includes('Hub: Merge Into Current Branch')) throw new StepError(`a running job's inline actions are [${titles.join(', ')}]`);
+		if (!titles.includes('Hub: Stop Job') || titles.includes('Hub: Merge Into Current Branch') || titles.includes('Hub: Land Job')) throw new StepError(`a running job's inline actions are [${titles.join(', ')}]`);
 		await h.screenshot('01-running.png');
 	});
 
@@ -445,20 +456,32 @@ async function scenario(theme) {
 		await moveAway();
 	});
 
-	await h.step('h-merge-inline', async () => {
+	await h.step('h-land-inline', async () => {
+		// The daemon lands jobs: Land is the inline action, Merge only in the context menu.
 		const titles = await inlineTitles(TASK);
-		if (!titles.includes('Hub: Merge Into Current Branch') || !titles.includes('Hub: Clean Up Job') || titles.includes('Hub: Stop Job')) {
+		if (!titles.includes('Hub: Land Job') || !titles.includes('Hub: Clean Up Job') || titles.includes('Hub: Stop Job') || titles.includes('Hub: Merge Into Current Branch')) {
 			throw new StepError(`a succeeded job's inline actions are [${titles.join(', ')}]`);
 		}
-		await (await inlineAction(TASK, 'Hub: Merge Into Current Branch')).click();
-		const merged = toast(`Hub: merged hub/${id} into main`);
-		await merged.waitFor({ timeout: 15_000 }).catch(() => {
-			throw new StepError(`no notification "Hub: merged hub/${id} into main"`);
+		await (await inlineAction(TASK, 'Hub: Land Job')).click();
+		// The result's line, as a transient status-bar message.
+		const landed = /^Hub: 1 landed; main [0-9a-f]{7,} → [0-9a-f]{7,}, checkout updated$/;
+		await statusMessage('Hub: 1 landed').waitFor({ timeout: 20_000 }).catch(() => {
+			throw new StepError('no status-bar message "Hub: 1 landed; main … → …"');
 		});
-		const main = h.git('show', 'main:hello.txt');
-		if (!main.includes(ANSWER)) throw new StepError(`main's hello.txt lacks the job's change after the merge:\n${main}`);
+		const said = ((await statusMessage('Hub: 1 landed').textContent().catch(() => '')) || '').replace(/\s+/g, ' ').trim();
+		if (!landed.test(said)) throw new StepError(`the status bar says "${said}"`);
 		await moveAway();
-		await h.screenshot('08-merged.png');
+		await waitJobIn('Succeeded', 15_000, { count: '1', desc: new RegExp(`^succeeded · verified · landed on main · exec · \\d+s · \\$0\\.00 · hub/${id}$`) });
+		const main = h.git('show', 'main:hello.txt');
+		if (!main.includes(ANSWER)) throw new StepError(`main's hello.txt lacks the job's change after landing:\n${main}`);
+		// The details show the landing record; a landed job offers neither Land nor Merge.
+		await waitDetails('the landing', [/^Landing$/m, /landed on main/, /into\s+main/, /^Clean up All changes Log$/m]);
+		const after = await inlineTitles(TASK);
+		if (after.includes('Hub: Land Job') || after.includes('Hub: Merge Into Current Branch') || !after.includes('Hub: Clean Up Job')) {
+			throw new StepError(`a landed job's inline actions are [${after.join(', ')}]`);
+		}
+		await moveAway();
+		await h.screenshot('08-landed.png');
 	});
 
 	await h.step('i-cleanup-inline', async () => {
@@ -475,9 +498,10 @@ async function scenario(theme) {
 		await h.screenshot('09-cleaned-up.png');
 	});
 
+	let idF = '';
 	await h.step('j-stop-inline', async () => {
 		// A job whose verify fails reads so in its row.
-		const idF = h.hub('start', '--repo', h.repo, '--task', FAILED, '--engine', 'exec', '--exec', 'hub progress "writing x"; echo x > x.txt', '--verify', 'exit 1');
+		idF = h.hub('start', '--repo', h.repo, '--task', FAILED, '--engine', 'exec', '--exec', 'hub progress "writing x"; echo x > x.txt', '--verify', 'exit 1');
 		await waitJobIn('Failed', 20_000, { task: FAILED, count: '1', desc: new RegExp(`^failed · verify failed \\(exit 1\\) · exec · \\d+s · \\$0\\.00 · hub/${idF}$`) });
 		const id2 = h.hub('start', '--repo', h.repo, '--task', STOPPED, '--engine', 'exec', '--exec', STOPPED_WORKER);
 		await waitJobIn('Running', 15_000, { task: STOPPED, desc: /· waiting to be stopped · hub\/\w+$/ });
@@ -487,6 +511,47 @@ async function scenario(theme) {
 		const status = h.hub('status', id2);
 		if (!/cancelled/.test(status)) throw new StepError(`hub status ${id2}: ${status}`);
 		await h.screenshot('10-stopped.png');
+	});
+
+	await h.step('j2-conflict', async () => {
+		// Two ended jobs write x.txt differently: hub forecasts the conflict and the tree shows it.
+		const idC = h.hub('start', '--repo', h.repo, '--task', CLASH, '--engine', 'exec', '--exec', 'echo y > x.txt', '--verify', 'exit 1');
+		const line = `conflicts with hub/${idC} in x.txt`;
+		await waitJobIn('Failed', 30_000, { task: FAILED, count: '2', desc: new RegExp(`^failed · verify failed \\(exit 1\\) · ${line.replace(/\./g, '\\.')} · exec · `) });
+		await expandJob(FAILED);
+		await waitChild((r) => r.label === line, `the child "${line}"`, 10_000, FAILED);
+		// Landing it runs its check on the integrated commit: red, and the error says why.
+		const tip = h.git('rev-parse', 'main').trim();
+		await (await inlineAction(FAILED, 'Hub: Land Job')).click();
+		const red = toast(`did not land on main`);
+		await red.waitFor({ timeout: 30_000 }).catch(() => {
+			throw new StepError(`no error notification "Hub: job … did not land on main" after landing "${FAILED}"`);
+		});
+		const said = await red.innerText();
+		if (!/Hub: job \w+ did not land on main: .*integrated commit/.test(said) || !/Nothing moved/.test(said)) throw new StepError(`the error says: ${said}`);
+		if (!said.includes(idF)) throw new StepError(`the error does not name job ${idF}: ${said}`);
+		if (h.git('rev-parse', 'main').trim() !== tip) throw new StepError('main moved although the check was red');
+		await moveAway();
+		// The review packet, from the view's title bar: both failed jobs, each with its conflict.
+		await page().locator('.part.sidebar .title-actions .action-label[aria-label="Hub: Review Ended Jobs"], .part.sidebar .actions-container .action-label[aria-label="Hub: Review Ended Jobs"]').first().click({ timeout: 10_000 }).catch(() => {
+			throw new StepError('no "Hub: Review Ended Jobs" action on the Hub view\'s title bar');
+		});
+		let text = '';
+		await poll('the review page', 15_000, async () => /Review: ended jobs/.test(text = await frameText(/Review: ended jobs/))).catch((e) => {
+			throw new StepError(`${e.message}; no frame shows it`);
+		});
+		await poll('the review page to list both jobs with their conflict', 15_000, async () => {
+			text = await frameText(/Review: ended jobs/);
+			return text.includes(CLASH) && text.includes(FAILED) && text.includes(line);
+		}).catch((e) => {
+			throw new StepError(`${e.message}; it shows:\n${text}`);
+		});
+		await h.screenshot('11-conflict.png');
+		// Closed again: the details stay the only webview for the steps after.
+		await page().locator('.tabs-container .tab', { hasText: 'Hub: Review' }).first().locator('.tab-actions .action-label').click({ force: true });
+		await page().locator('.tabs-container .tab', { hasText: 'Hub: Review' }).first().waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {
+			throw new StepError('the review tab did not close');
+		});
 	});
 
 	// The daemon stops and a new one starts: the extension says it is
@@ -511,7 +576,7 @@ async function scenario(theme) {
 		});
 		// The details keep what they last read, and say so.
 		await waitDetails('what was last read, while disconnected', [/Disconnected: this is what was last read\./, headline('succeeded · verified'), /^Summary$/m, /^Files \(1\)$/m, /passed \(exit 0\)/]);
-		await h.screenshot('11-disconnected.png');
+		await h.screenshot('12-disconnected.png');
 	});
 
 	await h.step('l-reconnect', async () => {
@@ -533,7 +598,7 @@ async function scenario(theme) {
 		await down().waitFor({ state: 'hidden', timeout: 10_000 }).catch(() => {
 			throw new StepError('the "hub is not running" notification outlived the reconnect');
 		});
-		await h.screenshot('12-reconnected.png');
+		await h.screenshot('13-reconnected.png');
 	});
 
 	// Stopped again, hub comes back through the notice's Start Hub: the
@@ -555,7 +620,7 @@ async function scenario(theme) {
 		if (!listed.includes(id)) throw new StepError(`hub jobs after Start Hub does not list ${id}:\n${listed}`);
 		const rows = await treeRows();
 		if (groupOf(rows, TASK) !== 'Succeeded' || groupOf(rows, STOPPED) !== 'Cancelled') throw new StepError(`after Start Hub the tree shows:\n${describeRows(rows)}`);
-		await h.screenshot('13-started.png');
+		await h.screenshot('14-started.png');
 	});
 }
 
