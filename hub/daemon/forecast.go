@@ -45,6 +45,7 @@ const forecastCache = 4096
 // snapshot is a commit keyed by its content, so a work tree that did not
 // change costs one `git add -A` and nothing more.
 type forecaster struct {
+	round     sync.Mutex // one round at a time: the loop's, or one a reader asked for
 	mu        sync.Mutex
 	touched   map[[2]string][]string // (base, commit) → paths
 	conflicts map[[2]string][]string // (ours, theirs) → conflicted paths
@@ -104,6 +105,8 @@ type side struct {
 // repository, and stores those that changed (with a conflict event when
 // the predicted conflicts did).
 func (s *Server) forecastRound(ctx context.Context) {
+	s.forecast.round.Lock()
+	defer s.forecast.round.Unlock()
 	live, err := s.st.ListJobs(ctx, []protocol.State{protocol.StateRunning, protocol.StateNeedsInput, protocol.StateVerifying}, "", 0)
 	if err != nil {
 		return

@@ -24,7 +24,7 @@ const defaultCheckTimeout = 600 * time.Second
 // checked on the integrated commit before the target moves. Everything a
 // request could be refused for is checked before anything is made.
 func (s *Server) JobLand(ctx context.Context, p protocol.LandParams) (*protocol.LandResult, error) {
-	ids := slices.Compact(slices.Clone(p.IDs))
+	ids := unique(p.IDs)
 	if len(ids) == 0 {
 		return nil, invalid("ids", "name the jobs to land", "ids is empty")
 	}
@@ -361,4 +361,17 @@ func landLine(r *protocol.LandResult, dry bool) string {
 		line += "; " + r.Into + " did not move"
 	}
 	return line
+}
+
+// unique keeps the first of each id, in order.
+func unique(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	var out []string
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hub-agents/hub/hub/client"
 	"github.com/hub-agents/hub/hub/internal/hubtest"
@@ -493,5 +494,30 @@ func TestLandConcurrent(t *testing.T) {
 	}
 	if n := hubtest.Git(t, repo, "rev-list", "--count", from+"..main"); n != "3" {
 		t.Errorf("main gained %s commits for three squashed jobs", n)
+	}
+}
+
+// TestReviewFresh: the packet reads the forecast as it is when asked: two
+// jobs on the same line, reviewed at once after they end, both say so; once
+// one landed, the other is behind main and conflicts with it.
+func TestReviewFresh(t *testing.T) {
+	w := world.New(t, world.Options{ForecastEvery: time.Hour})
+	repo := w.Repo(map[string]string{"a.txt": lines(10)})
+	a := w.Start(repo, `sed -i 's/^line 5$/line five by a/' a.txt`)
+	b := w.Start(repo, `sed -i 's/^line 5$/line 5 by b/' a.txt`)
+	w.Ended(a.ID, b.ID)
+	r := hubtest.Call[protocol.ReviewResult](t, w.Ctx, w.C, protocol.MethodJobReview, protocol.ReviewParams{IDs: []string{a.ID, b.ID, a.ID}})
+	if len(r.Jobs) != 2 {
+		t.Fatalf("a packet of %d jobs for two ids, one given twice", len(r.Jobs))
+	}
+	for _, it := range r.Jobs {
+		if len(it.Conflicts) != 1 || it.Next == "land" {
+			t.Errorf("job %s: conflicts %+v, next %q", it.ID, it.Conflicts, it.Next)
+		}
+	}
+	land(t, w, protocol.LandParams{IDs: []string{a.ID}})
+	r = hubtest.Call[protocol.ReviewResult](t, w.Ctx, w.C, protocol.MethodJobReview, protocol.ReviewParams{IDs: []string{b.ID}})
+	if it := r.Jobs[0]; len(it.Conflicts) != 1 || it.Conflicts[0].With != "target" || !strings.Contains(r.Text, "1 with conflicts") {
+		t.Errorf("after a landed: %+v\n%s", it, r.Text)
 	}
 }

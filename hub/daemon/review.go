@@ -19,7 +19,7 @@ func (s *Server) JobReview(ctx context.Context, p protocol.ReviewParams) (*proto
 	var jobs []*store.Job
 	switch {
 	case len(p.IDs) > 0:
-		for _, id := range slices.Compact(slices.Clone(p.IDs)) {
+		for _, id := range unique(p.IDs) {
 			j, err := s.st.Job(ctx, id)
 			if err != nil {
 				return nil, notFound(id, err)
@@ -40,8 +40,13 @@ func (s *Server) JobReview(ctx context.Context, p protocol.ReviewParams) (*proto
 	default:
 		return nil, invalid("ids", "name the jobs to review, or pass all_ended", "no jobs named")
 	}
+	// The packet is read now: its forecasts too, not as the last round saw them.
+	s.forecastRound(ctx)
 	res := &protocol.ReviewResult{Jobs: []protocol.ReviewItem{}}
 	for _, j := range jobs {
+		if fresh, err := s.st.Job(ctx, j.ID); err == nil {
+			j = fresh
+		}
 		res.Jobs = append(res.Jobs, s.reviewItem(ctx, j))
 	}
 	res.Text = s.secrets().String(view.Review(res.Jobs))

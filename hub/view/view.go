@@ -346,10 +346,10 @@ func Review(items []protocol.ReviewItem) string {
 			landed++
 		case it.Next == "land":
 			ready++
-		case len(it.Conflicts) > 0:
-			conflicted++
 		case it.State.Terminal() && (it.State != protocol.StateSucceeded || it.Verify == "fail"):
 			failed++
+		case len(it.Conflicts) > 0:
+			conflicted++
 		}
 	}
 	var b strings.Builder

@@ -72,6 +72,9 @@ var capabilities = []struct{ key, what string }{
 	{"key_by_elicitation", "store an API key asked from the user"},
 	{"oauth_device_flow", "log a provider in by OAuth device flow"},
 	{"narrate", "a second model narrates a step"},
+	{"conflict_forecast", "conflicts between parallel jobs foreseen while they run"},
+	{"review_batch", "a batch's review packet in one call"},
+	{"land", "land work on a branch, checked on the integrated commit"},
 }
 
 // hubCovers maps capabilities to hub's tools and parameters; each is
@@ -84,6 +87,8 @@ var hubCovers = map[string]string{
 	"definition_of_done": "start.definition_of_done", "budget": "start.max_usd", "timeout": "start.timeout_s",
 	"base": "start.base", "engine_choice": "start.engine", "isolation": "start.isolation", "read_jobs": "start.kind",
 	"answer": "reply", "steer": "steer", "stop": "stop", "cleanup": "cleanup", "engines": "engines", "profiles": "profiles",
+	"conflict_forecast": "wait", // its lines say "conflicts with hub/x in a.go" while jobs run
+	"review_batch":      "result.ids", "land": "land",
 }
 
 func loadPeers() ([]*peer, error) {
