@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,7 +36,7 @@ func newLandCmd(ios *IO) *cobra.Command {
 				}
 			} else {
 				for _, it := range res.Jobs {
-					ios.printf("%s\n", landItemLine(it))
+					ios.printf("%s\n", view.LandItemLine(it))
 				}
 				ios.printf("%s\n", res.Line)
 			}
@@ -53,29 +52,6 @@ func newLandCmd(ios *IO) *cobra.Command {
 	f.BoolVar(&p.Resolve, "resolve", false, "start a follow-up job to resolve each conflict")
 	f.BoolVar(&p.DryRun, "dry-run", false, "check what would merge, in which order; move nothing and run no check")
 	return cmd
-}
-
-// landItemLine is one job's outcome: "abc12345 landed · 3f2a9c01de",
-// "abc12345 conflict · a.go, b.go · follow-up xyz98765", "abc12345 red ·
-// why".
-func landItemLine(it protocol.LandItem) string {
-	parts := []string{it.ID + " " + it.Outcome}
-	switch it.Outcome {
-	case protocol.LandLanded, protocol.LandWould, protocol.LandAlready:
-		if it.Commit != "" {
-			parts = append(parts, view.ShortSHA(it.Commit))
-		}
-	case protocol.LandConflict:
-		parts = append(parts, view.PathList(it.Files, 5))
-	default:
-		if it.Reason != "" {
-			parts = append(parts, it.Reason)
-		}
-	}
-	if it.FollowUp != "" {
-		parts = append(parts, "follow-up "+it.FollowUp)
-	}
-	return strings.Join(parts, " · ")
 }
 
 // landExit is land's exit code: 0 when every job landed, was already on

@@ -45,29 +45,7 @@ func addLand(s *Server) {
 func landText(r *protocol.LandResult) string {
 	lines := []string{r.Line}
 	for _, it := range r.Jobs {
-		lines = append(lines, landItemText(it))
+		lines = append(lines, view.LandItemLine(it))
 	}
 	return strings.Join(lines, "\n")
-}
-
-// landItemText is "abc12345 landed · 3f2a9c01de", "abc12345 conflict ·
-// a.go · follow-up xyz98765" or "abc12345 red · why".
-func landItemText(it protocol.LandItem) string {
-	parts := []string{it.ID + " " + it.Outcome}
-	switch it.Outcome {
-	case protocol.LandLanded, protocol.LandWould, protocol.LandAlready:
-		if it.Commit != "" {
-			parts = append(parts, view.ShortSHA(it.Commit))
-		}
-	case protocol.LandConflict:
-		parts = append(parts, view.PathList(it.Files, 5))
-	default:
-		if it.Reason != "" {
-			parts = append(parts, it.Reason)
-		}
-	}
-	if it.FollowUp != "" {
-		parts = append(parts, "follow-up "+it.FollowUp)
-	}
-	return strings.Join(parts, " · ")
 }

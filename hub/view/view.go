@@ -395,28 +395,30 @@ func PathList(paths []string, n int) string {
 	return strings.Join(paths[:n], ", ") + fmt.Sprintf(" (+%d more)", len(paths)-n)
 }
 
-// LandItemLine is one job of a landing in one line: "abc12345 landed
-// 1a2b3c4d5e (verify exit 0)", "abc12345 conflict: hub/abc12345 conflicts
-// with main in a.go", with the follow-up job when one was started.
+// LandItemLine is one job of a landing in one line: "abc12345 landed ·
+// 3f2a9c01de · `go test ./...` exit 0", "abc12345 conflict · a.go, b.go ·
+// follow-up xyz98765", "abc12345 red · why".
 func LandItemLine(it protocol.LandItem) string {
-	s := it.ID + " " + it.Outcome
-	switch {
-	case it.Outcome == protocol.LandLanded || it.Outcome == protocol.LandWould:
-		s += " " + ShortSHA(it.Commit)
-		var checks []string
+	parts := []string{it.ID + " " + it.Outcome}
+	switch it.Outcome {
+	case protocol.LandLanded, protocol.LandWould, protocol.LandAlready:
+		if it.Commit != "" {
+			parts = append(parts, ShortSHA(it.Commit))
+		}
 		for _, v := range []*protocol.Verify{it.Verify, it.Batch} {
 			if v != nil {
-				checks = append(checks, fmt.Sprintf("`%s` exit %d", FirstLine(v.Command, 40), v.ExitCode))
+				parts = append(parts, fmt.Sprintf("`%s` exit %d", FirstLine(v.Command, 40), v.ExitCode))
 			}
 		}
-		if len(checks) > 0 {
-			s += " (" + strings.Join(checks, ", ") + ")"
+	case protocol.LandConflict:
+		parts = append(parts, PathList(it.Files, 5))
+	default:
+		if it.Reason != "" {
+			parts = append(parts, OneLine(it.Reason, 200))
 		}
-	case it.Reason != "":
-		s += ": " + OneLine(it.Reason, 200)
 	}
 	if it.FollowUp != "" {
-		s += "; " + it.FollowUp + " started to resolve it"
+		parts = append(parts, "follow-up "+it.FollowUp)
 	}
-	return s
+	return strings.Join(parts, " · ")
 }
