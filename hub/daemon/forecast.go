@@ -173,13 +173,17 @@ func (s *Server) forecastRepo(ctx context.Context, top string, jobs []*store.Job
 	// files that changed since the last one, and an unchanged work tree
 	// gives the commit the caches already know.
 	sc := &gitx.Scratch{Repo: repo, Dir: filepath.Join(s.o.Paths.ForecastDir(), forecastStore(top))}
+	f := s.forecast
 	defer func() {
 		if sc.Size() > forecastStoreMax {
+			// The snapshots go with the store: a job's next round makes its own again.
 			_ = sc.Remove()
+			f.mu.Lock()
+			clear(f.snaps)
+			f.mu.Unlock()
 		}
 	}()
 	running := map[string]bool{}
-	f := s.forecast
 	var sides []side
 	for _, j := range jobs {
 		sd := side{j: j, commit: j.HeadSHA}
