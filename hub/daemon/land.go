@@ -307,7 +307,7 @@ func (s *Server) startResolve(ctx context.Context, j *store.Job, into, head stri
 		s.o.Log.Warn().Err(err).Str("job", j.ID).Msg("land: could not start the follow-up")
 		return ""
 	}
-	_, _ = s.st.AppendEvent(ctx, j.ID, protocol.EventNote, fmt.Sprintf("conflicts with %s; job %s started to resolve them", into, r.ID), nil, s.now())
+	_, _ = s.st.AppendEvent(ctx, j.ID, protocol.EventNote, fmt.Sprintf("land: conflicts with %s; job %s started to resolve them", into, r.ID), nil, s.now())
 	return r.ID
 }
 

@@ -116,16 +116,31 @@ func (w *world) checkWork(j work) int {
 	return lost
 }
 
-// endsWithEnding reports whether events end with the job's ending, bar the
-// notes of what was removed after it (cleanup, gc), which come later by
-// design.
+// endsWithEnding reports whether events end with the job's ending, bar
+// what comes after it by design: the notes of what was removed (cleanup,
+// gc) or of its landing, its conflict forecasts and its landing.
 func endsWithEnding(events []protocol.Event) bool {
 	n := len(events)
-	for n > 0 && events[n-1].Kind == protocol.EventNote &&
-		(strings.HasPrefix(events[n-1].Text, "cleanup: ") || strings.HasPrefix(events[n-1].Text, "gc: ")) {
+	for n > 0 && afterEnding(events[n-1]) {
 		n--
 	}
 	return n > 0 && events[n-1].Kind == protocol.EventState && protocol.State(events[n-1].Text).Terminal()
+}
+
+// afterEnding reports whether ev is one of the events an ended job's
+// journal may gain.
+func afterEnding(ev protocol.Event) bool {
+	switch ev.Kind {
+	case protocol.EventConflict, protocol.EventLand:
+		return true
+	case protocol.EventNote:
+		for _, p := range []string{"cleanup: ", "gc: ", "land: "} {
+			if strings.HasPrefix(ev.Text, p) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // checkRecords: job/status, job/result with evidence and job/events all
