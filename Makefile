@@ -19,7 +19,7 @@ test:
 demo: build
 	./$(BIN) demo
 
-## bench: run the benchmarks (about 15 minutes) and rewrite docs/benchmarks.md and docs/benchmarks/*.svg.
+## bench: run the benchmarks (about 25 minutes) and rewrite docs/benchmarks.md and docs/benchmarks/*.svg.
 bench: build
 	$(GO) run ./bench/cmd/benchreport -out docs/benchmarks.md
 

@@ -106,7 +106,7 @@ func forecastFigures(ctx context.Context, e *env, repo string) ([]*figure, error
 	pairFig := &figure{name: fmt.Sprintf("forecast of %d branches, per pair (%d pairs, one conflicting; 5,000 files)", forecastBranches, pairs), unit: "ms", target: "≤ 1× a bare git merge-tree per pair"}
 	bareFig := &figure{name: "floor: bare `git merge-tree --write-tree`, per pair", unit: "ms"}
 	conflictFig := &figure{name: "forecast of one pair that conflicts, from nothing cached", unit: "ms"}
-	snapFig := &figure{name: "snapshot of a running job's work tree (5,000 files, 10 changed)", unit: "ms", target: "≤ 5× a bare git status"}
+	snapFig := &figure{name: "snapshot of a running job's work tree (5,000 files, 10 changed)", unit: "ms", target: "≤ 3× a bare git status"}
 	statusFig := &figure{name: "floor: bare `git status --porcelain` of that work tree", unit: "ms"}
 	scratch := func(i int) *gitx.Scratch {
 		return &gitx.Scratch{Repo: r, Dir: filepath.Join(e.work, fmt.Sprintf("scratch-%d", i))}
@@ -225,7 +225,7 @@ func forecastFigures(ctx context.Context, e *env, repo string) ([]*figure, error
 	pairFig.note = fmt.Sprintf("%.2f× a bare merge-tree per pair: each branch's files are read once, and only overlapping pairs are merged", pr)
 	conflictFig.note = fmt.Sprintf("%.1f× one bare merge-tree: two diff-trees and the merge, three git processes for one", conflictFig.p50()/bareFig.p50())
 	sr := snapFig.p50() / statusFig.p50()
-	snapFig.pass = boolp(sr <= 5)
+	snapFig.pass = boolp(sr <= 3)
 	snapFig.note = fmt.Sprintf("%.2f× the bare git status (it runs four git commands to status's one: the survey of nested repositories, add, write-tree, commit-tree); a running job is snapshot at most every 2 s, and only every 10 s while its journal is quiet", sr)
 	return []*figure{pairFig, bareFig, conflictFig, snapFig, statusFig}, nil
 }
@@ -233,7 +233,7 @@ func forecastFigures(ctx context.Context, e *env, repo string) ([]*figure, error
 func landFigures(ctx context.Context, e *env, repo string) ([]*figure, error) {
 	runs := min(e.runs, 5)
 	hubFig := &figure{name: fmt.Sprintf("`job/land` of %d jobs, each verified on its integrated commit (100 files)", landJobs), unit: "ms",
-		target: "≤ 2× sequential merge + verify in a clean checkout"}
+		target: "≤ 1.5× sequential merge + verify in a clean checkout"}
 	cleanFig := &figure{name: fmt.Sprintf("floor: %d sequential `git merge --no-ff`, each verified in a clean `git worktree add` of the result", landJobs), unit: "ms"}
 	placeFig := &figure{name: fmt.Sprintf("floor: %d sequential `git merge --no-ff` + verify in place, in one worktree", landJobs), unit: "ms"}
 	floor := filepath.Join(e.work, "land-floor")
@@ -320,7 +320,7 @@ func landFigures(ctx context.Context, e *env, repo string) ([]*figure, error) {
 	}
 	_, _ = gitOut(repo, "worktree", "remove", "--force", floor)
 	r := hubFig.p50() / cleanFig.p50()
-	hubFig.pass = boolp(r <= 2)
+	hubFig.pass = boolp(r <= 1.5)
 	hubFig.why = "each check makes a private checkout (its own git dir, the repository's settings copied) and reads the job's settings and manifests before it runs, and around each merge hub checks the target's tip and the user's checkout and moves them, about six git commands a job the floor does not run"
 	hubFig.note = fmt.Sprintf("%.2f× merging and checking each in a clean checkout by hand, %.1f× merging and checking in place (no clean checkout: a check can pass on what an earlier one left); %.0f ms a job",
 		r, hubFig.p50()/placeFig.p50(), hubFig.p50()/landJobs)
