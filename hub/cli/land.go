@@ -14,7 +14,7 @@ import (
 
 func newLandCmd(ios *IO) *cobra.Command {
 	var p protocol.LandParams
-	var squash bool
+	var squash, rebase bool
 	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "land ID... [--into BRANCH]",
@@ -22,8 +22,13 @@ func newLandCmd(ios *IO) *cobra.Command {
 		Args:  minArgs(1, "one or more job ids"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p.IDs = args
-			if squash {
+			switch {
+			case squash && rebase:
+				return &usageError{fmt.Errorf("pass --squash or --rebase, not both")}
+			case squash:
 				p.Mode = protocol.LandSquash
+			case rebase:
+				p.Mode = protocol.LandRebase
 			}
 			p.VerifyTimeoutS = seconds(timeout)
 			var res protocol.LandResult
@@ -47,6 +52,7 @@ func newLandCmd(ios *IO) *cobra.Command {
 	f.StringVar(&p.Into, "into", "", "the branch to land on (default: the branch the jobs started from)")
 	f.StringVar(&p.Order, "order", "", "given (default: as listed) or auto (fewest predicted conflicts first)")
 	f.BoolVar(&squash, "squash", false, "one commit per job on the branch instead of a merge commit")
+	f.BoolVar(&rebase, "rebase", false, "each job's commits replayed on the branch instead of a merge commit")
 	f.StringVar(&p.Verify, "verify", "", "shell command run on each merged commit after the job's own verify")
 	spanVar(f, &timeout, "verify-timeout", 0, "how long each check may run (default: the job's verify timeout, else 10m)")
 	f.BoolVar(&p.Resolve, "resolve", false, "start a follow-up job to resolve each conflict")

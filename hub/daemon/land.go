@@ -3,6 +3,7 @@ package daemon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,9 +39,9 @@ func (s *Server) JobLand(ctx context.Context, p protocol.LandParams) (*protocol.
 	switch p.Mode {
 	case "":
 		p.Mode = protocol.LandMerge
-	case protocol.LandMerge, protocol.LandSquash:
+	case protocol.LandMerge, protocol.LandSquash, protocol.LandRebase:
 	default:
-		return nil, invalid("mode", "pass merge or squash", "unknown mode %q", p.Mode)
+		return nil, invalid("mode", "pass merge, squash or rebase", "unknown mode %q", p.Mode)
 	}
 	if p.VerifyTimeoutS < 0 {
 		return nil, invalid("verify_timeout_s", "pass a number of seconds, or leave it out", "verify_timeout_s is negative")
@@ -132,6 +133,16 @@ func (s *Server) JobLand(ctx context.Context, p protocol.LandParams) (*protocol.
 	if err != nil {
 		return nil, internal(err)
 	}
+	if p.Mode == protocol.LandRebase {
+		for _, j := range jobs {
+			if merges, err := gitx.HasMerges(ctx, repo, from, "refs/heads/"+j.Branch); err != nil {
+				return nil, internal(err)
+			} else if merges {
+				return nil, wrongState("land it with mode merge or squash; a rebase would drop what its merges brought",
+					"branch %s of job %s has merge commits", j.Branch, j.ID)
+			}
+		}
+	}
 	if p.Order == protocol.OrderAuto {
 		jobs = s.landOrder(ctx, repo, from, jobs)
 	}
@@ -214,7 +225,17 @@ func (s *Server) landOne(ctx context.Context, repo *gitx.Repo, j *store.Job, int
 	if p.Mode == protocol.LandMerge {
 		msg = fmt.Sprintf("Merge hub job %s: %s\n\nHub-Job: %s\n", j.ID, view.FirstLine(j.Task, 72), j.ID)
 	}
-	commit, files, err := gitx.Integrate(ctx, repo, tip, head, p.Mode == protocol.LandSquash, msg, gitx.HubIdentity)
+	var commit string
+	var files []string
+	if p.Mode == protocol.LandRebase {
+		commit, files, err = gitx.Replay(ctx, repo, s.o.Paths.LandTree(j.ID), tip, head, gitx.HubIdentity)
+		if errors.Is(err, gitx.ErrHasMerges) {
+			item.Outcome, item.Reason = protocol.LandSkipped, j.Branch+" has merge commits, which a rebase would drop: land it with mode merge or squash"
+			return item, nil
+		}
+	} else {
+		commit, files, err = gitx.Integrate(ctx, repo, tip, head, p.Mode == protocol.LandSquash, msg, gitx.HubIdentity)
+	}
 	if err != nil {
 		return item, fmt.Errorf("integrate %s with %s: %w", j.Branch, into, err)
 	}

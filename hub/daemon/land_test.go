@@ -521,3 +521,43 @@ func TestReviewFresh(t *testing.T) {
 		t.Errorf("after a landed: %+v\n%s", it, r.Text)
 	}
 }
+
+// TestLandRebase: rebased, each job's commits are replayed on main's tip
+// as they were (messages kept), main a line of history, each job checked
+// on its last replayed commit; a job whose branch has a merge is refused
+// before anything moves.
+func TestLandRebase(t *testing.T) {
+	w := world.New(t, world.Options{})
+	repo := w.Repo(map[string]string{"a.txt": "a\n"})
+	j := w.Start(repo, `echo 1 > r1.txt && git add r1.txt && git commit -qm "first of j" && echo 2 > r2.txt && git add r2.txt && git commit -qm "second of j"`,
+		func(p *protocol.StartParams) { p.Verify = "test -f r1.txt && test -f r2.txt && test -f k.txt" })
+	k := w.Start(repo, `echo k > k.txt && git add k.txt && git commit -qm "k's only"`)
+	m := w.Start(repo, `git switch -q -c side && echo s > s.txt && git add s.txt && git commit -qm side && git switch -q - && git merge -q --no-ff --no-edit side`)
+	w.Ended(j.ID, k.ID, m.ID)
+	from := hubtest.Git(t, repo, "rev-parse", "main")
+	err := w.C.Call(w.Ctx, protocol.MethodJobLand, protocol.LandParams{IDs: []string{k.ID, m.ID}, Mode: protocol.LandRebase}, nil)
+	if client.Code(err) != protocol.CodeWrongState || !strings.Contains(err.Error(), "merge commits") {
+		t.Errorf("rebasing a branch with a merge: %v", err)
+	}
+	if hubtest.Git(t, repo, "rev-parse", "main") != from {
+		t.Fatal("a refused rebase moved main")
+	}
+	res := land(t, w, protocol.LandParams{IDs: []string{k.ID, j.ID}, Mode: protocol.LandRebase})
+	for _, it := range res.Jobs {
+		if it.Outcome != protocol.LandLanded {
+			t.Fatalf("%+v", it)
+		}
+	}
+	if log := hubtest.Git(t, repo, "log", "--format=%s", from+"..main"); log != "second of j\nfirst of j\nk's only" {
+		t.Errorf("main's history after a rebase: %q", log)
+	}
+	if n := hubtest.Git(t, repo, "rev-list", "--merges", "--count", from+"..main"); n != "0" {
+		t.Errorf("%s merges after a rebase", n)
+	}
+	if it := res.Jobs[1]; it.Verify == nil || it.Verify.Commit != it.Commit || it.Verify.ExitCode != 0 {
+		t.Errorf("j's check: %+v", it.Verify)
+	}
+	if st := w.Status(j.ID); st.Landed == nil || st.Landed.Mode != protocol.LandRebase || st.Landed.Commit != res.Tip {
+		t.Errorf("j's landing: %+v", st.Landed)
+	}
+}

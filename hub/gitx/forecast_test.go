@@ -2,6 +2,7 @@ package gitx
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -175,5 +176,57 @@ func TestScratchFresh(t *testing.T) {
 	sc2 := &Scratch{Repo: sc.Repo, Dir: filepath.Join(tmp, "fresh2")}
 	if got, err := sc2.Conflicts(ctx, base, head); err != nil || len(got) != 0 {
 		t.Errorf("conflicts in a fresh scratch store: %v (%v)", got, err)
+	}
+}
+
+// TestReplay: a branch's commits replayed on a moved tip, each with its
+// message and author, no ref moved and no work tree left; a commit that
+// does not apply gives its files and no commit; merges are refused.
+func TestReplay(t *testing.T) {
+	ctx := context.Background()
+	tmp := realDir(t, t.TempDir())
+	repo := newRepo(t, filepath.Join(tmp, "repo"), map[string]string{"a.txt": "1\n2\n3\n"})
+	r := mustOpen(t, repo)
+	base := gitT(t, repo, "rev-parse", "HEAD")
+	gitT(t, repo, "switch", "-q", "-c", "job", base)
+	writeFile(t, filepath.Join(repo, "j1.txt"), "one\n", 0o644)
+	commitFixture(t, repo, "first")
+	writeFile(t, filepath.Join(repo, "j2.txt"), "two\n", 0o644)
+	job := commitFixture(t, repo, "second")
+	gitT(t, repo, "switch", "-q", "main")
+	writeFile(t, filepath.Join(repo, "m.txt"), "main\n", 0o644)
+	tip := commitFixture(t, repo, "main moved")
+	refs := gitT(t, repo, "for-each-ref")
+	dir := filepath.Join(tmp, "hub", "worktrees", "j.land")
+	got, files, err := Replay(ctx, r, dir, tip, job, hubIdentity)
+	if err != nil || len(files) > 0 {
+		t.Fatal(err, files)
+	}
+	if log := gitT(t, repo, "log", "--format=%s", tip+".."+got); log != "second\nfirst" {
+		t.Errorf("replayed: %q", log)
+	}
+	if parents := gitT(t, repo, "rev-list", "--parents", "-n1", got+"~1"); !strings.HasSuffix(parents, " "+tip) {
+		t.Errorf("the first replayed commit's parent: %s", parents)
+	}
+	if gitT(t, repo, "for-each-ref") != refs || exists(dir) || strings.Contains(gitT(t, repo, "worktree", "list"), "j.land") {
+		t.Error("a replay left a ref moved, or its work tree behind")
+	}
+	// A commit that does not apply.
+	gitT(t, repo, "switch", "-q", "-c", "clash", base)
+	writeFile(t, filepath.Join(repo, "a.txt"), "1\nclash\n3\n", 0o644)
+	clash := commitFixture(t, repo, "clash")
+	gitT(t, repo, "switch", "-q", "main")
+	writeFile(t, filepath.Join(repo, "a.txt"), "1\nmain\n3\n", 0o644)
+	tip2 := commitFixture(t, repo, "main on a.txt")
+	if c, files, err := Replay(ctx, r, dir, tip2, clash, hubIdentity); err != nil || c != "" || !slices.Equal(files, []string{"a.txt"}) || exists(dir) {
+		t.Errorf("a clash: %q %v %v", c, files, err)
+	}
+	// A branch with a merge.
+	gitT(t, repo, "switch", "-q", "-c", "merged", job)
+	gitT(t, repo, "merge", "-q", "--no-edit", "--no-ff", "clash")
+	merged := gitT(t, repo, "rev-parse", "HEAD")
+	gitT(t, repo, "switch", "-q", "main")
+	if _, _, err := Replay(ctx, r, dir, tip2, merged, hubIdentity); !errors.Is(err, ErrHasMerges) {
+		t.Errorf("a branch with a merge: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package gitx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -81,4 +82,57 @@ func FastForward(ctx context.Context, dir, commit string) error {
 		return fmt.Errorf("fast-forward %s: %w", dir, err)
 	}
 	return nil
+}
+
+// ErrHasMerges: a branch with merge commits cannot be replayed commit by
+// commit; land it with a merge.
+var ErrHasMerges = errors.New("the branch has merge commits")
+
+// Replay replays the commits of onto..head, oldest first, onto onto (a
+// rebase that moves no ref), in a scratch work tree at dir that it makes
+// and removes: git 2.39's merge-tree cannot replay a commit on another
+// without a checkout. Each keeps its author and message; the committer is
+// the repository's identity, or fallback when it has none; hooks are off.
+// It returns the last replayed commit, or the paths in conflict at the
+// first commit that does not apply (and no commit).
+func Replay(ctx context.Context, r *Repo, dir, onto, head string, fallback Identity) (string, []string, error) {
+	if err := checkRevs(onto, head); err != nil {
+		return "", nil, err
+	}
+	if merges, err := HasMerges(ctx, r, onto, head); err != nil {
+		return "", nil, err
+	} else if merges {
+		return "", nil, ErrHasMerges
+	}
+	if err := AddWorktree(ctx, r, dir, "", onto); err != nil {
+		return "", nil, err
+	}
+	defer func() { _ = RemoveWorktree(context.WithoutCancel(ctx), r, dir, true) }()
+	var o runOpts
+	if name, _ := runGit(ctx, r.Top, readOnly, "config", "user.name"); strings.TrimSpace(string(name)) == "" {
+		o.config = []string{"-c", "user.name=" + fallback.Name, "-c", "user.email=" + fallback.Email}
+	}
+	if _, err := runGit(ctx, dir, o, "cherry-pick", "--allow-empty", "--keep-redundant-commits", onto+".."+head); err != nil {
+		out, _ := runGit(ctx, dir, readOnly, "diff", "--name-only", "-z", "--diff-filter=U")
+		var files []string
+		for _, p := range splitNUL(out) {
+			files = append(files, string(p))
+		}
+		_, _ = runGit(ctx, dir, o, "cherry-pick", "--abort")
+		if len(files) > 0 {
+			return "", files, nil
+		}
+		return "", nil, err
+	}
+	tip, err := Head(ctx, dir)
+	return tip, nil, err
+}
+
+// HasMerges reports whether onto..head holds a merge commit.
+func HasMerges(ctx context.Context, r *Repo, onto, head string) (bool, error) {
+	if err := checkRevs(onto, head); err != nil {
+		return false, err
+	}
+	out, err := runGit(ctx, r.Top, readOnly, "rev-list", "--merges", "-n1", onto+".."+head, "--")
+	return strings.TrimSpace(string(out)) != "", err
 }

@@ -33,10 +33,10 @@ type Conflict struct {
 // Landing is the record of a job's work landed on a branch.
 type Landing struct {
 	Into   string    `json:"into"`   // the branch it landed on
-	Commit string    `json:"commit"` // the branch's tip that holds it (a merge commit, or the squashed commit)
+	Commit string    `json:"commit"` // the branch's tip that holds it (a merge commit, the squashed commit, or the last replayed one)
 	From   string    `json:"from"`   // the branch's tip before
 	Head   string    `json:"head"`   // the job's commit that landed
-	Mode   string    `json:"mode"`   // merge | squash
+	Mode   string    `json:"mode"`   // merge | squash | rebase
 	At     time.Time `json:"at"`     // when the branch moved
 	// Verified says how the integrated commit was checked before the branch moved.
 	Verified string `json:"verified"`
@@ -46,6 +46,7 @@ type Landing struct {
 const (
 	LandMerge  = "merge"  // a merge commit of the target's tip and the job's branch
 	LandSquash = "squash" // one commit on the target's tip with the job's whole change
+	LandRebase = "rebase" // the job's commits replayed on the target's tip, one by one
 )
 
 // Land orders.
@@ -64,7 +65,7 @@ type LandParams struct {
 	Into string   `json:"into,omitempty"` // the target branch (default: the branch the jobs' base was on)
 	// Order is given (default) or auto: fewest predicted conflicts first.
 	Order string `json:"order,omitempty"`
-	Mode  string `json:"mode,omitempty"` // merge (default) or squash
+	Mode  string `json:"mode,omitempty"` // merge (default), squash or rebase
 	// Verify is a batch check run on each integrated commit after the job's own.
 	Verify string `json:"verify,omitempty"`
 	// VerifyTimeoutS bounds each check (default: the job's verify_timeout_s, else 600).

@@ -439,13 +439,13 @@ export interface Conflict {
 export interface Landing {
   /** the branch it landed on */
   into: string;
-  /** the branch's tip that holds it (a merge commit, or the squashed commit) */
+  /** the branch's tip that holds it (a merge commit, the squashed commit, or the last replayed one) */
   commit: string;
   /** the branch's tip before */
   from: string;
   /** the job's commit that landed */
   head: string;
-  /** merge | squash */
+  /** merge | squash | rebase */
   mode: string;
   /** when the branch moved */
   at: string;
@@ -1020,7 +1020,7 @@ export interface LandParams {
   into?: string;
   /** Order is given (default) or auto: fewest predicted conflicts first. */
   order?: string;
-  /** merge (default) or squash */
+  /** merge (default), squash or rebase */
   mode?: string;
   /** Verify is a batch check run on each integrated commit after the job's own. */
   verify?: string;
