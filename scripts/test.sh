@@ -45,7 +45,7 @@ go vet ./...
 go test -count=1 -p 2 -timeout 20m ./...
 # Again with the race detector: the unit packages, then the end-to-end suite
 # with the daemon, shims and CLI themselves built with -race (a race stops them).
-go test -count=1 -race ./hub/rpc ./hub/store ./hub/mcpserver ./hub/client ./hub/job ./hub/engine/... ./agent/... ./rubric
+go test -count=1 -race ./hub/rpc ./hub/store ./hub/mcpserver ./hub/client ./hub/job ./hub/daemon ./hub/engine/... ./agent/... ./rubric
 HUB_TEST_RACE=1 GORACE=halt_on_error=1 go test -count=1 -timeout 20m ./hub/e2e ./hub/cli
 
 make build

@@ -377,6 +377,8 @@ func landLine(r *protocol.LandResult, dry bool) string {
 		line += fmt.Sprintf("; %s %s → %s", r.Into, view.ShortSHA(r.From), view.ShortSHA(r.Tip))
 		if r.Checkout == "updated" {
 			line += ", checkout updated"
+		} else {
+			line += " (not checked out: no file of yours changed)"
 		}
 	default:
 		line += "; " + r.Into + " did not move"

@@ -82,9 +82,9 @@ type LandResult struct {
 	From string     `json:"from"` // its tip before
 	Tip  string     `json:"tip"`  // its tip after
 	Jobs []LandItem `json:"jobs"` // one per job, in the order tried
-	// Checkout says what happened to the user's checkout of the target:
-	// updated, left (it has changes of its own: the branch moved, the files
-	// did not), or "" when the target is not checked out.
+	// Checkout is "updated" when the target is checked out (clean: one with
+	// changes of its own is refused) and its files moved with it; "" when
+	// it is not checked out, so the branch moved and no file did.
 	Checkout string `json:"checkout,omitempty"`
 	Line     string `json:"line"` // the outcome in one line
 }

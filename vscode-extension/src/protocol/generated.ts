@@ -1042,7 +1042,7 @@ export interface LandResult {
   tip: string;
   /** one per job, in the order tried */
   jobs: LandItem[];
-  /** Checkout says what happened to the user's checkout of the target: updated, left (it has changes of its own: the branch moved, the files did not), or "" when the target is not checked out. */
+  /** Checkout is "updated" when the target is checked out (clean: one with changes of its own is refused) and its files moved with it; "" when it is not checked out, so the branch moved and no file did. */
   checkout?: string;
   /** the outcome in one line */
   line: string;
