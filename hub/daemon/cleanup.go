@@ -106,7 +106,8 @@ func worktreeRev(j *store.Job) string {
 	return j.BaseSHA
 }
 
-// removeCheckouts removes job id's checkout c and its verify tree, and
+// removeCheckouts removes job id's checkout c, its verify tree and a
+// rebase's scratch worktree, and
 // reports whether the worktree was there to remove. The caller decided it
 // may go (cleanup and gc share this) and holds the repo's lock.
 func (s *Server) removeCheckouts(ctx context.Context, c *gitx.Checkout, id string) (removed bool, err error) {
@@ -119,5 +120,7 @@ func (s *Server) removeCheckouts(ctx context.Context, c *gitx.Checkout, id strin
 		_ = c.Remove(ctx) // a stale worktree entry, a private git dir left
 	}
 	_ = job.VerifyCheckout(s.o.Paths, id, c.Repo).Remove(ctx)
+	// A rebase's scratch worktree, left by a hub that died while it landed.
+	_ = gitx.RemoveWorktree(ctx, c.Repo, s.o.Paths.LandTree(id), true)
 	return removed, nil
 }

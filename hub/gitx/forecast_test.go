@@ -198,6 +198,9 @@ func TestReplay(t *testing.T) {
 	tip := commitFixture(t, repo, "main moved")
 	refs := gitT(t, repo, "for-each-ref")
 	dir := filepath.Join(tmp, "hub", "worktrees", "j.land")
+	// A replay that died half-way left its worktree: the next one clears it.
+	gitT(t, repo, "worktree", "add", "-q", "--detach", dir, base)
+	writeFile(t, filepath.Join(dir, "half.txt"), "half\n", 0o644)
 	got, files, err := Replay(ctx, r, dir, tip, job, hubIdentity)
 	if err != nil || len(files) > 0 {
 		t.Fatal(err, files)

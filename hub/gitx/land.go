@@ -104,6 +104,10 @@ func Replay(ctx context.Context, r *Repo, dir, onto, head string, fallback Ident
 	} else if merges {
 		return "", nil, ErrHasMerges
 	}
+	// One left by a replay that died half-way goes first.
+	if err := RemoveWorktree(ctx, r, dir, true); err != nil {
+		return "", nil, err
+	}
 	if err := AddWorktree(ctx, r, dir, "", onto); err != nil {
 		return "", nil, err
 	}
