@@ -174,6 +174,7 @@ func (p Paths) WorkerLog(id string) string  { return filepath.Join(p.JobDir(id),
 // agent CLI's config home).
 func (p Paths) EngineHome(id string) string { return filepath.Join(p.JobDir(id), "engine") }
 func (p Paths) Worktree(id string) string   { return filepath.Join(p.WorktreesDir(), id) }
+
 // LandTree is where landing replays job id's commits (mode rebase), made
 // and removed by the landing.
 func (p Paths) LandTree(id string) string { return filepath.Join(p.WorktreesDir(), id+".land") }
