@@ -52,17 +52,19 @@ type forecaster struct {
 	snaps     map[string]snap        // running job → its last snapshot
 }
 
-// snap is a running job's last snapshot: a job whose journal did not move
-// since is snapshot again only after snapshotQuiet.
+// snap is a running job's last snapshot, and what it cost.
 type snap struct {
-	cursor int64
 	at     time.Time
+	took   time.Duration
 	commit string
 }
 
-// snapshotQuiet is how long a running job with nothing new in its journal
-// keeps its last snapshot (a worker editing files without a word).
-const snapshotQuiet = 10 * time.Second
+// snapshotShare bounds the time snapshots take: a job is snapshot again
+// only once snapshotShare times its last snapshot's cost has passed (so at
+// most a twentieth of a core per running job on a big work tree; every
+// round on a small one). A journal is no sign of the work tree changing:
+// a plain command edits files without a word.
+const snapshotShare = 20
 
 func newForecaster() *forecaster {
 	return &forecaster{touched: map[[2]string][]string{}, conflicts: map[[2]string][]string{}, snaps: map[string]snap{}}
@@ -192,10 +194,11 @@ func (s *Server) forecastRepo(ctx context.Context, top string, jobs []*store.Job
 			f.mu.Lock()
 			last, ok := f.snaps[j.ID]
 			f.mu.Unlock()
-			if ok && last.cursor == j.Cursor && s.now().Sub(last.at) < snapshotQuiet {
+			if ok && time.Since(last.at) < snapshotShare*last.took {
 				sd.commit = last.commit
 			} else {
 				c := job.Checkout(s.o.Paths, j, repo)
+				t0 := time.Now()
 				commit, err := sc.Snapshot(ctx, c, j.BaseSHA, filepath.Join(sc.Dir, "index-"+j.ID))
 				if err != nil {
 					s.o.Log.Debug().Err(err).Str("job", j.ID).Msg("forecast: no snapshot")
@@ -203,7 +206,7 @@ func (s *Server) forecastRepo(ctx context.Context, top string, jobs []*store.Job
 				}
 				sd.commit = commit
 				f.mu.Lock()
-				f.snaps[j.ID] = snap{cursor: j.Cursor, at: s.now(), commit: commit}
+				f.snaps[j.ID] = snap{at: t0, took: time.Since(t0), commit: commit}
 				f.mu.Unlock()
 			}
 		}

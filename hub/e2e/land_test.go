@@ -22,8 +22,8 @@ func TestMCPLand(t *testing.T) {
 	cs, _ := w.mcpSession(ctx, "2025-11-25")
 	verify := `test -s bug.txt`
 	startRes := callTool(t, ctx, cs, "start_many", map[string]any{"jobs": []map[string]any{
-		{"task": "fix bug.txt", "repo": repo, "engine": "exec", "exec": `printf 'fixed\n' > bug.txt; sleep 3`, "verify": verify},
-		{"task": "fix bug.txt another way", "repo": repo, "engine": "exec", "exec": `printf 'mended\n' > bug.txt; sleep 3`, "verify": verify},
+		{"task": "fix bug.txt", "repo": repo, "engine": "exec", "exec": `printf 'fixed\n' > bug.txt; sleep 5`, "verify": verify},
+		{"task": "fix bug.txt another way", "repo": repo, "engine": "exec", "exec": `printf 'mended\n' > bug.txt; sleep 5`, "verify": verify},
 		{"task": "add notes", "repo": repo, "engine": "exec", "exec": `printf 'notes\n' > NOTES.md`, "verify": "test -s NOTES.md"},
 	}})
 	var started protocol.StartManyResult

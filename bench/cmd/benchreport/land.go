@@ -226,7 +226,7 @@ func forecastFigures(ctx context.Context, e *env, repo string) ([]*figure, error
 	conflictFig.note = fmt.Sprintf("%.1f× one bare merge-tree: two diff-trees and the merge, three git processes for one", conflictFig.p50()/bareFig.p50())
 	sr := snapFig.p50() / statusFig.p50()
 	snapFig.pass = boolp(sr <= 3)
-	snapFig.note = fmt.Sprintf("%.2f× the bare git status (it runs four git commands to status's one: the survey of nested repositories, add, write-tree, commit-tree); a running job is snapshot at most every 2 s, and only every 10 s while its journal is quiet", sr)
+	snapFig.note = fmt.Sprintf("%.2f× the bare git status (it runs four git commands to status's one: the survey of nested repositories, add, write-tree, commit-tree); a running job is snapshot at most every 2 s, and no more often than twenty times what its last snapshot took", sr)
 	return []*figure{pairFig, bareFig, conflictFig, snapFig, statusFig}, nil
 }
 
