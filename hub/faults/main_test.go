@@ -108,7 +108,7 @@ func renderReport(took time.Duration, code int) string {
 	w("- **work lost**: every file the worker wrote before the fault is on its branch `hub/<id>` (or, when the job\n")
 	w("  says its commit could not be made, still in the worktree it names);\n")
 	w("- **records unreadable**: `job/status`, `job/result` with evidence and `job/events` answer, and the journal ends\n")
-	w("  with the job's ending;\n")
+	w("  with the job's ending (then only what comes after it by design: cleanup, gc, forecasts and landing);\n")
 	w("- **reservations closed twice** / **left open**: the store's journal has one admission and one ending per job,\n")
 	w("  its ledger row is closed, and `CheckInvariants` is silent;\n")
 	w("- **orphans**: no process of the run (shim, worker, verify, git, or anything they started — found by the case's\n")
