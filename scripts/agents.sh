@@ -11,6 +11,8 @@ pins=(
 	"claude @anthropic-ai/claude-code@2.1.328"
 	"codex @openai/codex@0.169.0"
 	"opencode opencode-ai@1.18.33"
+	"gemini @google/gemini-cli@0.61.0"
+	"qwen @qwen-code/qwen-code@0.24.4"
 	"mcp-inspector @modelcontextprotocol/inspector@2.12.0"
 )
 command -v npm >/dev/null 2>&1 || { echo "agents: npm is needed (Node 20+) to install the agent CLIs the tests run" >&2; exit 1; }

@@ -13,11 +13,13 @@ var agentPins = map[string]string{
 	"claude":        "@anthropic-ai/claude-code@2.1.328",
 	"codex":         "@openai/codex@0.169.0",
 	"opencode":      "opencode-ai@1.18.33",
+	"gemini":        "@google/gemini-cli@0.61.0",
+	"qwen":          "@qwen-code/qwen-code@0.24.4",
 	"mcp-inspector": "@modelcontextprotocol/inspector@2.12.0",
 }
 
 // AgentCLI returns the path of an installed agent CLI (claude, codex,
-// opencode, mcp-inspector) from the folder scripts/agents.sh installs into,
+// opencode, gemini, qwen, mcp-inspector) from the folder scripts/agents.sh installs into,
 // named by HUB_TEST_AGENTS. A missing one fails the test, with the command
 // that installs it: these tests prove hub against the real programs, and a
 // skip would hide that they did not run.
