@@ -29,8 +29,6 @@ import (
 	"github.com/hub-agents/hub/agent/model"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/proc"
-	"github.com/hub-agents/hub/hub/protocol"
-	"github.com/hub-agents/hub/internal/micros"
 )
 
 // Events is what a CLI's parser reports while it reads the stream. The
@@ -111,7 +109,7 @@ const maxLine = 16 << 20
 // Start runs inv for spec and returns once the CLI is started.
 func Start(ctx context.Context, spec engine.Spec, inv Invocation) (engine.Run, error) {
 	r := &run{spec: spec, inv: inv, started: time.Now(), done: make(chan struct{}), stop: make(chan struct{})}
-	r.rec = &recorder{run: r, ctx: context.WithoutCancel(ctx)}
+	r.rec = NewRecorder(context.WithoutCancel(ctx), spec, Pricing{Model: inv.Model, Price: inv.Price, Describe: inv.Describe})
 	exited, err := r.launch(inv.Args, inv.Stdin)
 	if err != nil {
 		return nil, err
@@ -125,7 +123,7 @@ type run struct {
 	inv     Invocation
 	started time.Time
 	done    chan struct{}
-	rec     *recorder
+	rec     *Recorder
 
 	procMu sync.Mutex
 	cmd    *exec.Cmd
@@ -243,7 +241,7 @@ func (r *run) read(stdout io.Reader) {
 	for {
 		line, err := readLine(br)
 		if len(bytes.TrimSpace(line)) > 0 {
-			r.rec.line(line)
+			r.line(line)
 		}
 		if err != nil {
 			return
@@ -276,7 +274,7 @@ func (r *run) supervise(ctx context.Context, exited <-chan error) {
 		if r.stopping() || err != nil || resumes >= maxResumes || r.inv.Resume == nil || r.spec.Mailbox == nil {
 			break
 		}
-		session := r.rec.session()
+		session := r.rec.SessionID()
 		if session == "" {
 			break
 		}
@@ -292,12 +290,23 @@ func (r *run) supervise(ctx context.Context, exited <-chan error) {
 		if r.inv.ResumeStdin {
 			stdin = prompt
 		}
-		r.rec.note(fmt.Sprintf("resuming session %s with steering from the supervisor", session))
+		r.rec.Note(fmt.Sprintf("resuming session %s with steering from the supervisor", session))
 		if exited, err = r.launch(args, stdin); err != nil {
 			break
 		}
 	}
-	r.outcome = r.rec.outcome(err)
+	r.procMu.Lock()
+	cmd := r.cmd
+	r.procMu.Unlock()
+	r.outcome = r.rec.Outcome(cmd.ProcessState, err, true)
+}
+
+// line hands one line of the stream to the CLI's parser; a line it does
+// not know is kept in the worker log.
+func (r *run) line(b []byte) {
+	if !r.inv.Parse(b, r.rec) {
+		r.rec.Log("[event] " + oneLine(string(b), 400))
+	}
 }
 
 func resumePrompt(steers []string) string {
@@ -363,188 +372,6 @@ func (r *run) Stop(grace time.Duration) {
 	for proc.GroupAlive(pgid) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond) // no wait on a group whose members are not our children
 	}
-}
-
-// recorder collects what the stream said, and reports it as it comes.
-type recorder struct {
-	run *run
-	ctx context.Context
-
-	mu        sync.Mutex
-	sessionID string
-	final     string
-	failure   string
-	usage     model.Usage
-	calls     int
-	cliCost   *float64
-	tools     int
-	commands  []protocol.ObservedCommand
-	lastSaid  string
-}
-
-func (rc *recorder) line(b []byte) {
-	if !rc.run.inv.Parse(b, rc) {
-		rc.log("[event] " + oneLine(string(b), 400))
-	}
-}
-
-func (rc *recorder) log(s string) {
-	if w := rc.run.spec.Output; w != nil {
-		fmt.Fprintln(w, s)
-	}
-}
-
-func (rc *recorder) note(s string) {
-	rc.log("[hub] " + s)
-	if mb := rc.run.spec.Mailbox; mb != nil {
-		mb.Note(rc.ctx, s)
-	}
-}
-
-func (rc *recorder) session() string {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return rc.sessionID
-}
-
-func (rc *recorder) Session(id string) {
-	rc.mu.Lock()
-	rc.sessionID = id
-	rc.mu.Unlock()
-}
-
-func (rc *recorder) Said(text string) {
-	text = strings.TrimSpace(text)
-	if text == "" {
-		return
-	}
-	rc.log("[worker] " + oneLine(text, 2000))
-	note := oneLine(text, 200)
-	rc.mu.Lock()
-	same := note == rc.lastSaid
-	rc.lastSaid = note
-	rc.mu.Unlock()
-	if !same && rc.run.spec.Mailbox != nil {
-		rc.run.spec.Mailbox.Note(rc.ctx, note)
-	}
-}
-
-func (rc *recorder) Tool(name, input string) {
-	rc.mu.Lock()
-	rc.tools++
-	rc.mu.Unlock()
-	rc.log("[tool] " + name + " " + oneLine(input, 300))
-}
-
-func (rc *recorder) Command(cmd string, exitCode *int) {
-	rc.mu.Lock()
-	rc.commands = append(rc.commands, protocol.ObservedCommand{Command: oneLine(cmd, 500), Role: "worker command", ExitCode: exitCode})
-	rc.mu.Unlock()
-	code := "?"
-	if exitCode != nil {
-		code = fmt.Sprint(*exitCode)
-	}
-	rc.log("[command] exit " + code + ": " + oneLine(cmd, 300))
-}
-
-func (rc *recorder) Usage(u model.Usage) {
-	rc.mu.Lock()
-	rc.usage = rc.usage.Add(u)
-	// A message without tokens is no model's answer (Claude Code writes
-	// one for an API error it could not get past).
-	if u.Total() > 0 {
-		rc.calls++
-	}
-	rc.mu.Unlock()
-	rc.spent()
-}
-
-func (rc *recorder) Tokens(u model.Usage) {
-	rc.mu.Lock()
-	rc.usage = rc.usage.Add(u)
-	rc.mu.Unlock()
-	rc.spent()
-}
-
-func (rc *recorder) Cost(usd float64) {
-	rc.mu.Lock()
-	rc.cliCost = &usd
-	rc.mu.Unlock()
-	rc.spent()
-}
-
-func (rc *recorder) Final(text string) {
-	rc.mu.Lock()
-	rc.final = strings.TrimSpace(text)
-	rc.mu.Unlock()
-	rc.log("[final] " + oneLine(text, 2000))
-}
-
-func (rc *recorder) Failed(msg string) {
-	rc.mu.Lock()
-	if rc.failure == "" {
-		rc.failure = strings.TrimSpace(msg)
-	}
-	rc.mu.Unlock()
-	rc.log("[failed] " + oneLine(msg, 1000))
-}
-
-// cost is what the run has cost so far: the CLI's own figure when it
-// gives one, else its tokens priced; known false when neither is possible.
-func (rc *recorder) cost() (cost micros.Micros, known bool) {
-	if rc.cliCost != nil {
-		return micros.FromUSD(*rc.cliCost), true
-	}
-	if rc.run.inv.Price == nil {
-		return 0, rc.calls == 0
-	}
-	p, ok := rc.run.inv.Price(rc.run.inv.Model)
-	if !ok {
-		return 0, rc.calls == 0
-	}
-	return p.Cost(rc.usage), true
-}
-
-// spent reports the cost so far to the mailbox.
-func (rc *recorder) spent() {
-	mb := rc.run.spec.Mailbox
-	if mb == nil {
-		return
-	}
-	rc.mu.Lock()
-	cost, known := rc.cost()
-	ev := protocol.CostEvent{USD: cost.USD(), Known: known, Tokens: int64(rc.usage.Total()), Calls: rc.calls, Model: rc.run.inv.Model}
-	rc.mu.Unlock()
-	mb.Spent(rc.ctx, cost, ev)
-}
-
-// outcome settles the run from the last process's exit and the stream.
-func (rc *recorder) outcome(waitErr error) engine.Outcome {
-	r := rc.run
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	cost, known := rc.cost()
-	o := engine.Outcome{ExitCode: -1, Summary: rc.final, Model: r.inv.Model, CostMicros: cost, CostKnown: known,
-		Tokens: int64(rc.usage.Total()), Calls: rc.calls, Duration: time.Since(r.started), Command: r.inv.Describe}
-	if r.inv.Model != "" && rc.calls > 0 {
-		o.Models = []string{r.inv.Model}
-	}
-	o.Observed = append(o.Observed, rc.commands...)
-	r.procMu.Lock()
-	cmd := r.cmd
-	r.procMu.Unlock()
-	o.ExitCode, o.Signal = engine.ExitOf(cmd.ProcessState)
-	o.Err = engine.WaitError(waitErr)
-	switch {
-	case rc.failure != "" && o.ExitCode == 0:
-		// The CLI said its run failed but exited 0 (Claude Code does): the run failed.
-		o.ExitCode, o.Failure = 1, rc.failure
-	case rc.failure != "":
-		o.Failure = rc.failure
-	case o.ExitCode == 0 && rc.final == "" && o.Signal == "":
-		o.ExitCode, o.Failure = 1, "the CLI exited without a final answer (its stream ended early)"
-	}
-	return o
 }
 
 func oneLine(s string, n int) string {
