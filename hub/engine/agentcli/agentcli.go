@@ -282,7 +282,7 @@ func (r *run) supervise(ctx context.Context, exited <-chan error) {
 		if perr != nil || len(steers) == 0 {
 			break
 		}
-		prompt, stdin := resumePrompt(steers), ""
+		prompt, stdin := SteeringPrompt(steers), ""
 		args := r.inv.Resume(session, prompt)
 		if args == nil {
 			break
@@ -309,7 +309,9 @@ func (r *run) line(b []byte) {
 	}
 }
 
-func resumePrompt(steers []string) string {
+// SteeringPrompt is the prompt that hands a worker the steering it has
+// not taken yet.
+func SteeringPrompt(steers []string) string {
 	var b strings.Builder
 	for _, s := range steers {
 		b.WriteString("STEERING from your supervisor (this overrides earlier guidance):\n")

@@ -45,6 +45,7 @@ type Recorder struct {
 	tools     int
 	commands  []protocol.ObservedCommand
 	lastSaid  string
+	unmetered bool
 }
 
 // NewRecorder returns a recorder for spec's run; ctx is what its mailbox
@@ -157,11 +158,22 @@ func (rc *Recorder) Failed(msg string) {
 	rc.Log("[failed] " + oneLine(msg, 1000))
 }
 
+// Unmetered marks a run the agent did work in without saying what it
+// used: unless the agent reports its own cost, the run's cost is unknown.
+func (rc *Recorder) Unmetered() {
+	rc.mu.Lock()
+	rc.unmetered = true
+	rc.mu.Unlock()
+}
+
 // cost is what the run has cost so far: the CLI's own figure when it
 // gives one, else its tokens priced; known false when neither is possible.
 func (rc *Recorder) cost() (cost micros.Micros, known bool) {
 	if rc.cliCost != nil {
 		return micros.FromUSD(*rc.cliCost), true
+	}
+	if rc.unmetered {
+		return 0, false
 	}
 	if rc.pricing.Price == nil {
 		return 0, rc.calls == 0

@@ -1,0 +1,181 @@
+// Package acp runs any agent that speaks the Agent Client Protocol (JSON-RPC
+// over stdio: initialize, session/new, session/prompt, streamed
+// session/update, session/request_permission, session/cancel) as a job's
+// worker. Gemini CLI, Qwen Code, OpenCode, Kimi Code, Copilot CLI, Goose and
+// others speak it natively; one engine here makes each of them a worker,
+// and adding one a few lines of configuration ([Agent], or an "agents" entry
+// in hub's config.json).
+//
+// The agent runs in the job's worktree, in a process group of its own, with
+// a config home of its own (as the CLI engines do), and gets hub's worker
+// MCP server in session/new, so ask_supervisor, report_progress and
+// report_blocker work as for every engine. Its updates become the job's
+// progress, the commands and tool calls the hub observed, tokens and cost;
+// an update hub does not know is logged, never fatal. Its permission
+// requests are answered by policy: the job's kind and the worktree decide,
+// and nothing is allowed silently outside the worktree. Steering is a new
+// prompt turn (when the agent finished its turn) or a cancel-and-continue
+// (while it works). Stop is session/cancel, then the process group.
+//
+// This package must never let an agent outlive Stop, wait on an agent that
+// does not answer without bound, nor report a cost it did not read or price.
+package acp
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hub-agents/hub/agent/profile"
+	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/engine/agentcli"
+	"github.com/hub-agents/hub/hub/protocol"
+)
+
+// Agent is one ACP agent program and how hub runs it.
+type Agent struct {
+	// Program names the command, the variable that overrides where it is,
+	// and how to install it.
+	Program agentcli.Program
+	// Args start its ACP mode (e.g. --acp).
+	Args []string
+	// Providers are the profile providers it can be pointed at; none means
+	// it takes no profile (it brings its own model and login).
+	Providers []string
+	// Env is what the agent gets from the job's profile (its key, endpoint
+	// and model, under the agent's own variable names). Nil: nothing.
+	Env func(c Profile) []string
+	// Prepare writes the agent's own files into its private home before
+	// it starts (its settings). Nil: nothing.
+	Prepare func(home string, spec engine.Spec, c Profile) error
+	// Auth are the authenticate methods hub calls, the first the agent
+	// offers, when the agent asks for a login (with the key in its
+	// environment, an API-key method).
+	Auth []string
+	// ToolPrefix is how the agent names hub's worker tools to its model,
+	// for the prompt ("" when they go by their own names).
+	ToolPrefix string
+	// Isolation are the levels hub can enforce for it (default worktree).
+	Isolation []protocol.Isolation
+	// Pays is how a run of it is paid (default: by API).
+	Pays protocol.Pays
+}
+
+// Profile is the job's profile as an agent's Env and Prepare see it.
+type Profile struct {
+	profile.Profile
+	Key     string // the key ("" when the provider needs none)
+	BaseURL string // the endpoint, the provider's default when unset
+	Model   string // the model the job asked for, else the profile's
+}
+
+// Options configure the engine.
+type Options struct {
+	// ConfigDir holds hub's profiles, env and prices (required).
+	ConfigDir string
+	// StartTimeout bounds how long the agent may take to answer initialize,
+	// authenticate and session/new, each (default 90 s).
+	StartTimeout time.Duration
+}
+
+// Engine runs one Agent. It is safe for concurrent use.
+type Engine struct {
+	name string
+	a    Agent
+	o    Options
+}
+
+// New returns the engine called name for a.
+func New(name string, a Agent, o Options) *Engine {
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 90 * time.Second
+	}
+	if len(a.Isolation) == 0 {
+		a.Isolation = []protocol.Isolation{protocol.IsolationWorktree}
+	}
+	if a.Pays == "" {
+		a.Pays = protocol.PaysAPI
+	}
+	a.Program.Engine = name
+	return &Engine{name: name, a: a, o: o}
+}
+
+func (e *Engine) Name() string { return e.name }
+
+func (e *Engine) Capabilities() protocol.EngineCapabilities {
+	return protocol.EngineCapabilities{Isolation: e.a.Isolation, ReadOnly: true, Pays: e.a.Pays}
+}
+
+func (e *Engine) Probe(ctx context.Context) engine.Availability { return e.a.Program.Probe(ctx) }
+
+func (e *Engine) Check(spec protocol.StartParams) error {
+	if err := e.a.Program.Check(spec); err != nil {
+		return err
+	}
+	_, err := e.profile(spec)
+	return err
+}
+
+// profile resolves the job's profile for the agent, refusing one whose
+// provider it cannot speak.
+func (e *Engine) profile(spec protocol.StartParams) (Profile, error) {
+	if len(e.a.Providers) == 0 {
+		if spec.Profile != "" {
+			return Profile{}, fmt.Errorf("the %s engine takes no profile (the agent brings its own model and login); drop profile", e.name)
+		}
+		return Profile{Model: spec.Model}, nil
+	}
+	p, key, err := agentcli.Profile(e.o.ConfigDir, spec.Profile, e.a.Providers...)
+	if err != nil {
+		return Profile{}, err
+	}
+	m := p.Model
+	if spec.Model != "" {
+		m = spec.Model
+	}
+	return Profile{Profile: p, Key: key, BaseURL: agentcli.BaseURL(p), Model: m}, nil
+}
+
+func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error) {
+	path, err := agentcli.Find(e.a.Program.Binary, e.a.Program.PathEnv)
+	if err != nil {
+		return nil, err
+	}
+	c, err := e.profile(spec.Params)
+	if err != nil {
+		return nil, err
+	}
+	var extra []string
+	if e.a.Env != nil {
+		extra = e.a.Env(c)
+	}
+	home, env, err := agentcli.Home(spec, extra...)
+	if err != nil {
+		return nil, err
+	}
+	if e.a.Prepare != nil {
+		if err := e.a.Prepare(home, spec, c); err != nil {
+			return nil, fmt.Errorf("prepare %s's settings: %w", e.a.Program.Product, err)
+		}
+	}
+	describe := strings.TrimSpace(fmt.Sprintf("%s %s (%s over ACP", e.a.Program.Binary, strings.Join(e.a.Args, " "), e.a.Program.Product))
+	if c.Name != "" {
+		describe += fmt.Sprintf(", profile %s, model %s", c.Name, c.Model)
+	}
+	describe += ")"
+	var price agentcli.Pricing
+	price.Model, price.Describe = c.Model, describe
+	if c.Name != "" {
+		price.Price = agentcli.Pricer(e.o.ConfigDir, c.Profile)
+	}
+	return start(ctx, spec, launch{
+		path:    path,
+		args:    e.a.Args,
+		env:     env,
+		auth:    e.a.Auth,
+		prompt:  agentcli.Prompt(spec, e.a.ToolPrefix),
+		pricing: price,
+		timeout: e.o.StartTimeout,
+	})
+}
