@@ -358,3 +358,138 @@ func writeMessages(w http.ResponseWriter, out *reply, stream bool) error {
 	event("message_stop", map[string]any{})
 	return s.err
 }
+
+// Gemini.
+
+// writeGemini writes a GenerateContentResponse: the turn's text and calls
+// as the parts of one candidate. A stream is a sequence of such responses,
+// each a chunk: the text in pieces, then each call whole (Gemini never
+// splits one), the finish reason and the usage on the last. It is a JSON
+// array written element by element, or with sse server-sent events (the
+// client's ?alt=sse), which is what Google's SDKs ask for.
+func writeGemini(w http.ResponseWriter, out *reply, stream, sse bool) error {
+	t := &out.turn
+	u := out.usage
+	usage := map[string]any{
+		"promptTokenCount":     u.Input,
+		"candidatesTokenCount": u.Output,
+		"totalTokenCount":      u.Input + u.Output,
+	}
+	if u.CachedInput > 0 {
+		usage["cachedContentTokenCount"] = u.CachedInput
+	}
+	// Gemini finishes a turn of function calls with STOP too.
+	chunk := func(parts []any, last bool) map[string]any {
+		cand := map[string]any{"index": 0, "content": map[string]any{"role": "model", "parts": parts}}
+		c := map[string]any{
+			"candidates":   []any{cand},
+			"modelVersion": out.model,
+			"responseId":   fmt.Sprintf("scripted-%d", out.id),
+		}
+		if last {
+			cand["finishReason"] = "STOP"
+			c["usageMetadata"] = usage
+		}
+		return c
+	}
+	callPart := func(c ToolCall) map[string]any {
+		return map[string]any{"functionCall": map[string]any{"id": c.ID, "name": c.Name, "args": json.RawMessage(c.args())}}
+	}
+	if !stream {
+		var parts []any
+		if t.Text != "" {
+			parts = append(parts, map[string]any{"text": t.Text})
+		}
+		for _, c := range t.ToolCalls {
+			parts = append(parts, callPart(c))
+		}
+		return writeBody(w, chunk(parts, true), t.Drop)
+	}
+
+	var partsOf [][]any // the parts of each chunk
+	for _, p := range pieces(t.Text) {
+		partsOf = append(partsOf, []any{map[string]any{"text": p}})
+	}
+	for _, c := range t.ToolCalls {
+		partsOf = append(partsOf, []any{callPart(c)})
+	}
+	var send func(v any)
+	var done func() error
+	if sse {
+		s := startSSE(w)
+		send = func(v any) { s.send("", v) }
+		done = func() error { return s.err }
+	} else {
+		a := startArray(w)
+		send = a.send
+		done = a.end
+	}
+	if t.Drop {
+		// The start of the model's content, with nothing in it yet.
+		send(chunk([]any{map[string]any{"text": ""}}, false))
+		abort(w)
+	}
+	for i, parts := range partsOf {
+		send(chunk(parts, i == len(partsOf)-1))
+	}
+	return done()
+}
+
+// jsonArray writes a stream as one JSON array, an element at a time, as
+// Google's APIs stream without ?alt=sse. After the first write error it
+// writes nothing more and keeps the error.
+type jsonArray struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	n   int // elements written
+	err error
+}
+
+func startArray(w http.ResponseWriter) *jsonArray {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	return &jsonArray{w: w, rc: http.NewResponseController(w)}
+}
+
+// send writes v as the next element.
+func (a *jsonArray) send(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		a.fail(fmt.Errorf("marshal chunk: %w", err))
+		return
+	}
+	sep := "["
+	if a.n > 0 {
+		sep = ",\r\n"
+	}
+	a.n++
+	a.write(sep + string(b))
+}
+
+// end closes the array ("[]" when it is empty) and returns the first error.
+func (a *jsonArray) end() error {
+	if a.n == 0 {
+		a.write("[")
+	}
+	a.write("]\n")
+	return a.err
+}
+
+func (a *jsonArray) write(s string) {
+	if a.err != nil {
+		return
+	}
+	if _, err := a.w.Write([]byte(s)); err != nil {
+		a.fail(fmt.Errorf("write chunk: %w", err))
+		return
+	}
+	if err := a.rc.Flush(); err != nil {
+		a.fail(fmt.Errorf("flush chunk: %w", err))
+	}
+}
+
+func (a *jsonArray) fail(err error) {
+	if a.err == nil {
+		a.err = err
+	}
+}

@@ -3,8 +3,12 @@ package scripted
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -14,16 +18,22 @@ const (
 	WireChat      = "chat"      // OpenAI Chat Completions, POST /v1/chat/completions
 	WireResponses = "responses" // OpenAI Responses, POST /v1/responses
 	WireMessages  = "messages"  // Anthropic Messages, POST /v1/messages
+	// WireGemini is Google's Gemini API (v1beta), POST
+	// /v1beta/models/{model}:generateContent or :streamGenerateContent.
+	WireGemini = "gemini"
 )
 
 // A Request is a model request as the server received it, parsed into a
 // wire-neutral form.
 type Request struct {
-	Wire   string // WireChat, WireResponses or WireMessages
-	Model  string // the request's "model" field
-	Stream bool   // the client asked for a stream
+	Wire string // WireChat, WireResponses, WireMessages or WireGemini
+	// Model is the request's "model" field; on the Gemini wire, the model
+	// named in the path.
+	Model  string
+	Stream bool // the client asked for a stream
 	// System joins, one per line, the top-level system prompt (Anthropic
-	// "system", Responses "instructions") and every system or developer
+	// "system", Responses "instructions", Gemini "systemInstruction") and
+	// every system or developer
 	// message that comes before the first other message.
 	System string
 	// Messages is the history, normalised: see Message.
@@ -35,6 +45,9 @@ type Request struct {
 	Namespaces map[string]string
 	Body       json.RawMessage // the body as received
 	Header     http.Header     // the headers as received (credentials included)
+	// Query is the URL's query as received: Gemini's ?alt=sse, and its
+	// ?key= when the client sends its API key there (credentials included).
+	Query url.Values
 }
 
 // A Message is one entry of a normalised history. Role is "user",
@@ -47,10 +60,12 @@ type Request struct {
 // consecutive tool results (Chat "tool" messages, Responses
 // function_call_output items, Anthropic tool_result blocks) are merged into
 // one "tool" Message. An Anthropic user message holding tool results becomes
-// a "tool" Message followed, when it also holds text, by a "user" Message.
+// a "tool" Message followed, when it also holds text, by a "user" Message;
+// so does a Gemini user content holding functionResponse parts.
 // System messages that come after the first other message stay in place with
 // Role "system". Text parts of one entry are joined with newlines; parts that
-// are not text (images, thinking, reasoning) are left out.
+// are not text (images, thinking, reasoning, Gemini thought parts) are left
+// out.
 type Message struct {
 	Role        string
 	Text        string
@@ -62,7 +77,7 @@ type Message struct {
 type ToolResult struct {
 	CallID  string
 	Content string
-	IsError bool // Anthropic is_error; the OpenAI wires have none
+	IsError bool // Anthropic is_error, Gemini's "error" key; the OpenAI wires have none
 }
 
 // history builds a normalised history.
@@ -439,6 +454,192 @@ func parseMessages(body []byte) (r Request, err error) {
 	}
 	h.fill(&r)
 	return r, nil
+}
+
+// geminiRequest is the part of a Gemini generateContent request the server
+// reads. Field names are the camelCase ones Google's SDKs send.
+type geminiRequest struct {
+	Contents          []geminiContent `json:"contents"`
+	SystemInstruction *geminiContent  `json:"systemInstruction"`
+	// Tools are read key by key: functionDeclarations, or a built-in tool
+	// (googleSearch, codeExecution, …) listed by its key.
+	Tools            []map[string]json.RawMessage `json:"tools"`
+	GenerationConfig struct {
+		MaxOutputTokens int `json:"maxOutputTokens"`
+	} `json:"generationConfig"`
+}
+
+// geminiContent is a Gemini Content: a role ("user", "model"; empty means
+// "user") and its parts.
+type geminiContent struct {
+	Role  string       `json:"role"`
+	Parts []geminiPart `json:"parts"`
+}
+
+// geminiPart is one part of a Content; parts other than text, function
+// calls and function responses (inlineData, fileData, executableCode, …)
+// carry no history the log keeps.
+type geminiPart struct {
+	Text             string              `json:"text"`
+	Thought          bool                `json:"thought"` // the text is the model's thinking
+	FunctionCall     *geminiFunctionCall `json:"functionCall"`
+	FunctionResponse *struct {
+		ID       string          `json:"id"`
+		Name     string          `json:"name"`
+		Response json.RawMessage `json:"response"`
+	} `json:"functionResponse"`
+}
+
+type geminiFunctionCall struct {
+	ID   string          `json:"id"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+// geminiCounting is a countTokens body: the contents alone, or a whole
+// generateContent request.
+type geminiCounting struct {
+	geminiRequest
+	GenerateContentRequest *geminiRequest `json:"generateContentRequest"`
+}
+
+// parseGemini parses a generateContent body for model, streamed or not (the
+// wire puts both in the path, not the body).
+//
+// Call ids: the Gemini API only recently gave function calls an "id", which
+// a functionResponse echoes; older clients and older histories send neither.
+// So that the log still pairs each result with its call, a call without an
+// id gets "<name>#<k>", k counting the calls of that name from 1 in the
+// order of contents, and a response without an id takes the id of the call
+// it answers: the k-th response of a name answers the k-th call of that name
+// (Gemini answers a turn's calls in the next content, in order). The ids are
+// stable from one request to the next while the history only grows; a
+// client that drops old contents (compression) renumbers them. A response
+// left without a call (its call was dropped) gets "<name>#<k>" too.
+func parseGemini(body []byte, model string, stream bool) (r Request, err error) {
+	var gr geminiRequest
+	if err := json.Unmarshal(body, &gr); err != nil {
+		return r, err
+	}
+	return gr.request(model, stream)
+}
+
+func (gr *geminiRequest) request(model string, stream bool) (r Request, err error) {
+	r = Request{Wire: WireGemini, Model: model, Stream: stream, MaxTokens: gr.GenerationConfig.MaxOutputTokens}
+	for i, t := range gr.Tools {
+		decls, ok := t["functionDeclarations"]
+		if !ok {
+			r.Tools = append(r.Tools, slices.Sorted(maps.Keys(t))...)
+			continue
+		}
+		var fns []struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(decls, &fns); err != nil {
+			return r, fmt.Errorf("tools[%d].functionDeclarations: %w", i, err)
+		}
+		for _, f := range fns {
+			r.Tools = append(r.Tools, f.Name)
+		}
+	}
+	var h history
+	if si := gr.SystemInstruction; si != nil {
+		for _, p := range si.Parts {
+			h.addSystem(p.Text)
+		}
+	}
+	calls := map[string][]string{} // the ids of the calls of each name, in order
+	answered := map[string]int{}   // how many responses of each name were read
+	for i, c := range gr.Contents {
+		var text string
+		for _, p := range c.Parts {
+			if !p.Thought {
+				text = joinText(text, p.Text)
+			}
+		}
+		switch c.Role {
+		case "", "user", "function": // "function": function responses, in the API's first version
+			var results []ToolResult
+			for j, p := range c.Parts {
+				fr := p.FunctionResponse
+				if fr == nil {
+					continue
+				}
+				res, err := geminiResult(fr.Response)
+				if err != nil {
+					return r, fmt.Errorf("contents[%d].parts[%d].functionResponse.response: %w", i, j, err)
+				}
+				if res.CallID = fr.ID; res.CallID == "" {
+					k := answered[fr.Name]
+					if k < len(calls[fr.Name]) {
+						res.CallID = calls[fr.Name][k]
+					} else {
+						res.CallID = fmt.Sprintf("%s#%d", fr.Name, k+1)
+					}
+				}
+				answered[fr.Name]++
+				results = append(results, res)
+			}
+			if len(results) > 0 {
+				h.add(Message{Role: "tool", ToolResults: results})
+			}
+			if text != "" || len(results) == 0 {
+				h.add(Message{Role: "user", Text: text})
+			}
+		case "model":
+			msg := Message{Role: "assistant", Text: text}
+			for _, p := range c.Parts {
+				fc := p.FunctionCall
+				if fc == nil {
+					continue
+				}
+				id := fc.ID
+				if id == "" {
+					id = fmt.Sprintf("%s#%d", fc.Name, len(calls[fc.Name])+1)
+				}
+				calls[fc.Name] = append(calls[fc.Name], id)
+				msg.ToolCalls = append(msg.ToolCalls, ToolCall{ID: id, Name: fc.Name, Args: bytes.Clone(fc.Args)})
+			}
+			h.add(msg)
+		default:
+			return r, fmt.Errorf("contents[%d]: unsupported role %q", i, c.Role)
+		}
+	}
+	h.fill(&r)
+	return r, nil
+}
+
+// geminiResult reads a functionResponse's response, a JSON object. As the
+// API documents it, an "output" key holds the function's output and an
+// "error" key its error; an object with neither is the output as a whole.
+// A string value is taken as it is, any other as JSON.
+func geminiResult(raw json.RawMessage) (ToolResult, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return ToolResult{}, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return ToolResult{}, errors.New("must be a JSON object")
+	}
+	value := func(v json.RawMessage) string {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			return s
+		}
+		var b bytes.Buffer
+		if json.Compact(&b, v) != nil {
+			return string(v)
+		}
+		return b.String()
+	}
+	if e, ok := obj["error"]; ok {
+		return ToolResult{Content: value(e), IsError: true}, nil
+	}
+	if out, ok := obj["output"]; ok {
+		return ToolResult{Content: value(out)}, nil
+	}
+	return ToolResult{Content: value(raw)}, nil
 }
 
 // tokens estimates the tokens of n characters: one per four, rounded up.

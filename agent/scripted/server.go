@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -69,10 +70,10 @@ func New(o *Options) *Server {
 	return s
 }
 
-// SetScript sets the script played to requests whose "model" field is model;
-// model "" sets the default script, played to requests whose model has no
-// script of its own. It replaces any script already set for model, from its
-// first turn. The server keeps its own copy of sc. It refuses an invalid
+// SetScript sets the script played to requests whose "model" field is model
+// (on the Gemini wire, whose path names model); model "" sets the default
+// script, played to requests whose model has no script of its own. It
+// replaces any script already set for model, from its first turn. The server keeps its own copy of sc. It refuses an invalid
 // script (see Script.Validate) and leaves the current one in place.
 func (s *Server) SetScript(model string, sc *Script) error {
 	if err := sc.Validate(); err != nil {
@@ -169,7 +170,8 @@ func (s *Server) Start(addr string) error {
 }
 
 // URL returns the server's base URL, such as "http://127.0.0.1:40123";
-// clients append /v1. It is empty until Start.
+// OpenAI and Anthropic clients append /v1, Gemini clients take it as it is
+// (GOOGLE_GEMINI_BASE_URL). It is empty until Start.
 func (s *Server) URL() string {
 	s.life.Lock()
 	defer s.life.Unlock()
@@ -214,10 +216,11 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	wire := wireOf(r.URL.Path)
 	s.hmu.Lock()
 	if s.stopping {
 		s.hmu.Unlock()
-		writeError(w, http.StatusServiceUnavailable, "scripted model: server is closed")
+		writeError(w, wire, http.StatusServiceUnavailable, "scripted model: server is closed")
 		return
 	}
 	s.handlers.Add(1)
@@ -226,7 +229,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	route := func(method string, serve func(http.ResponseWriter, *http.Request)) {
 		if r.Method != method {
 			w.Header().Set("Allow", method)
-			writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("scripted model: %s %s: method not allowed, use %s", r.Method, r.URL.Path, method))
+			writeError(w, wire, http.StatusMethodNotAllowed, fmt.Sprintf("scripted model: %s %s: method not allowed, use %s", r.Method, r.URL.Path, method))
 			return
 		}
 		serve(w, r)
@@ -242,10 +245,55 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		route(http.MethodPost, s.serveCountTokens)
 	case "/v1/models":
 		route(http.MethodGet, s.serveModels)
+	case geminiModels:
+		route(http.MethodGet, s.serveModels)
 	default:
+		_, method, ok := geminiPath(r.URL.Path)
+		switch {
+		case !ok:
+		case method == "generateContent", method == "streamGenerateContent":
+			route(http.MethodPost, func(w http.ResponseWriter, r *http.Request) { s.serveModel(w, r, WireGemini) })
+			return
+		case method == "countTokens":
+			route(http.MethodPost, s.serveCountTokens)
+			return
+		case method == "":
+			route(http.MethodGet, s.serveModels)
+			return
+		}
 		s.logf("scripted: %s %s: not found", r.Method, r.URL.Path)
-		writeError(w, http.StatusNotFound, fmt.Sprintf("scripted model: no such endpoint: %s %s", r.Method, r.URL.Path))
+		writeError(w, wire, http.StatusNotFound, fmt.Sprintf("scripted model: no such endpoint: %s %s", r.Method, r.URL.Path))
 	}
+}
+
+// geminiModels is where the Gemini wire lists its models; a model's
+// methods are under it: /v1beta/models/{model}:{method}.
+const geminiModels = "/v1beta/models"
+
+// geminiPath splits a path under /v1beta/models/ into the model and the
+// method ("" for the model itself, as in GET /v1beta/models/{model}).
+func geminiPath(path string) (model, method string, ok bool) {
+	rest, ok := strings.CutPrefix(path, geminiModels+"/")
+	if !ok {
+		return "", "", false
+	}
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+		rest, method = rest[:i], rest[i+1:]
+	}
+	if rest == "" || strings.Contains(rest, "/") {
+		return "", "", false
+	}
+	return rest, method, true
+}
+
+// wireOf is the wire of a path, for the shape of its error answers:
+// WireGemini under /v1beta/, else "" (the OpenAI and Anthropic wires share
+// one shape).
+func wireOf(path string) string {
+	if strings.HasPrefix(path, "/v1beta/") {
+		return WireGemini
+	}
+	return ""
 }
 
 // readBody reads the request body, answering 400 or 413 itself when it
@@ -255,9 +303,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("scripted model: %s: body exceeds %d bytes", r.URL.Path, maxBody))
+			writeError(w, wireOf(r.URL.Path), http.StatusRequestEntityTooLarge, fmt.Sprintf("scripted model: %s: body exceeds %d bytes", r.URL.Path, maxBody))
 		} else {
-			writeError(w, http.StatusBadRequest, fmt.Sprintf("scripted model: %s: reading body: %v", r.URL.Path, err))
+			writeError(w, wireOf(r.URL.Path), http.StatusBadRequest, fmt.Sprintf("scripted model: %s: reading body: %v", r.URL.Path, err))
 		}
 		s.logf("scripted: %s: reading body: %v", r.URL.Path, err)
 		return nil, false
@@ -280,21 +328,25 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, wire string)
 		req, includeUsage, err = parseChat(body)
 	case WireResponses:
 		req, err = parseResponses(body)
+	case WireGemini:
+		model, method, _ := geminiPath(r.URL.Path)
+		req, err = parseGemini(body, model, method == "streamGenerateContent")
 	default:
 		req, err = parseMessages(body)
 	}
 	if err != nil {
 		s.logf("scripted: %s: malformed request: %v", r.URL.Path, err)
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("scripted model: %s: malformed request body: %v", r.URL.Path, err))
+		writeError(w, wire, http.StatusBadRequest, fmt.Sprintf("scripted model: %s: malformed request body: %v", r.URL.Path, err))
 		return
 	}
 	req.Body = body
 	req.Header = r.Header.Clone()
+	req.Query = r.URL.Query()
 
 	turn, id, err := s.take(&req)
 	if err != nil {
 		s.logf("scripted: %s model %q: %v", wire, req.Model, err)
-		writeError(w, http.StatusInternalServerError, err.Error())
+		writeError(w, wire, http.StatusInternalServerError, err.Error())
 		return
 	}
 	if turn.DelayMS > 0 {
@@ -306,7 +358,7 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, wire string)
 			s.logf("scripted: %s model %q: client gave up during the %dms delay", wire, req.Model, turn.DelayMS)
 			return
 		case <-s.done:
-			writeError(w, http.StatusServiceUnavailable, fmt.Sprintf("scripted model: server closed during the %dms delay of the turn", turn.DelayMS))
+			writeError(w, wire, http.StatusServiceUnavailable, fmt.Sprintf("scripted model: server closed during the %dms delay of the turn", turn.DelayMS))
 			return
 		}
 	}
@@ -321,7 +373,7 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, wire string)
 		if msg == "" {
 			msg = http.StatusText(e.Status) + " (scripted)"
 		}
-		writeError(w, e.Status, msg)
+		writeJSON(w, e.Status, errorReply(wire, e.Status, msg, e.RetryAfterS))
 		return
 	}
 	out := reply{turn: turn, id: id, model: req.Model, usage: usage(&turn, &req), created: time.Now().Unix()}
@@ -334,6 +386,8 @@ func (s *Server) serveModel(w http.ResponseWriter, r *http.Request, wire string)
 		werr = writeChat(w, &out, req.Stream, includeUsage)
 	case WireResponses:
 		werr = writeResponses(w, &out, req.Stream)
+	case WireGemini:
+		werr = writeGemini(w, &out, req.Stream, req.Query.Get("alt") == "sse")
 	default:
 		werr = writeMessages(w, &out, req.Stream)
 	}
@@ -424,22 +478,49 @@ func withIDs(t Turn, id int, wire string) Turn {
 	return t
 }
 
+// serveCountTokens counts the prompt tokens of a request as usage estimates
+// them: Anthropic's POST /v1/messages/count_tokens, or Gemini's POST
+// /v1beta/models/{model}:countTokens (its body the contents alone, or a
+// whole request under "generateContentRequest").
 func (s *Server) serveCountTokens(w http.ResponseWriter, r *http.Request) {
 	body, ok := s.readBody(w, r)
 	if !ok {
 		return
 	}
-	req, err := parseMessages(body)
+	wire := wireOf(r.URL.Path)
+	var (
+		req Request
+		err error
+	)
+	if wire == WireGemini {
+		var gc geminiCounting
+		if err = json.Unmarshal(body, &gc); err == nil {
+			gr := &gc.geminiRequest
+			if gc.GenerateContentRequest != nil {
+				gr = gc.GenerateContentRequest
+			}
+			req, err = gr.request("", false)
+		}
+	} else {
+		req, err = parseMessages(body)
+	}
 	if err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("scripted model: %s: malformed request body: %v", r.URL.Path, err))
+		writeError(w, wire, http.StatusBadRequest, fmt.Sprintf("scripted model: %s: malformed request body: %v", r.URL.Path, err))
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"input_tokens": tokens(req.inputChars())})
+	n := tokens(req.inputChars())
+	if wire == WireGemini {
+		writeJSON(w, http.StatusOK, map[string]any{"totalTokens": n})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"input_tokens": n})
 }
 
 // serveModels lists the scripted model names, plus "scripted" when there is
-// a default script, in a shape both OpenAI and Anthropic clients read.
-func (s *Server) serveModels(w http.ResponseWriter, _ *http.Request) {
+// a default script: in a shape both OpenAI and Anthropic clients read, or
+// under /v1beta/models in Gemini's, which also answers for one model
+// (GET /v1beta/models/{model}, whatever its name: any model is played).
+func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	var names []string
 	for name := range s.scripts {
@@ -451,6 +532,18 @@ func (s *Server) serveModels(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Unlock()
 	slices.Sort(names)
 	names = slices.Compact(names)
+	if wireOf(r.URL.Path) == WireGemini {
+		if model, _, ok := geminiPath(r.URL.Path); ok {
+			writeJSON(w, http.StatusOK, geminiModel(model))
+			return
+		}
+		models := make([]map[string]any, 0, len(names))
+		for _, name := range names {
+			models = append(models, geminiModel(name))
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"models": models})
+		return
+	}
 	created := time.Now()
 	data := make([]map[string]any, 0, len(names))
 	for _, name := range names {
@@ -466,13 +559,73 @@ func (s *Server) serveModels(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, list)
 }
 
-// writeError answers with an error body both OpenAI and Anthropic clients
-// read: {"type":"error","error":{"type":…,"message":…}}.
-func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]any{
-		"type":  "error",
-		"error": map[string]any{"type": errorType(status), "message": msg},
-	})
+// geminiModel describes a model the Gemini way.
+func geminiModel(name string) map[string]any {
+	return map[string]any{
+		"name": "models/" + name, "baseModelId": name, "version": "scripted", "displayName": name,
+		"supportedGenerationMethods": []string{"generateContent", "countTokens"},
+	}
+}
+
+// writeError answers with an error body in the shape of wire (see
+// errorReply).
+func writeError(w http.ResponseWriter, wire string, status int, msg string) {
+	writeJSON(w, status, errorReply(wire, status, msg, 0))
+}
+
+// errorReply is an error answer's body. The OpenAI and Anthropic wires share
+// one that clients of both read: {"type":"error","error":{"type":…,
+// "message":…}}. Gemini's is Google's {"error":{"code":…,"message":…,
+// "status":…}}, where a wait to retry after (retryAfterS > 0; 0 for none)
+// is a RetryInfo detail, as Google sends it with a 429.
+func errorReply(wire string, status int, msg string, retryAfterS int) map[string]any {
+	if wire != WireGemini {
+		return map[string]any{
+			"type":  "error",
+			"error": map[string]any{"type": errorType(status), "message": msg},
+		}
+	}
+	e := map[string]any{"code": status, "message": msg, "status": googleStatus(status)}
+	if retryAfterS > 0 {
+		e["details"] = []any{map[string]any{
+			"@type":      "type.googleapis.com/google.rpc.RetryInfo",
+			"retryDelay": strconv.Itoa(retryAfterS) + "s",
+		}}
+	}
+	return map[string]any{"error": e}
+}
+
+// googleStatus is the google.rpc.Code name Google's APIs answer an HTTP
+// status with (the usual one, where several codes share a status).
+func googleStatus(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "INVALID_ARGUMENT"
+	case http.StatusUnauthorized:
+		return "UNAUTHENTICATED"
+	case http.StatusForbidden:
+		return "PERMISSION_DENIED"
+	case http.StatusNotFound:
+		return "NOT_FOUND"
+	case http.StatusConflict:
+		return "ABORTED"
+	case http.StatusTooManyRequests:
+		return "RESOURCE_EXHAUSTED"
+	case 499:
+		return "CANCELLED"
+	case http.StatusInternalServerError:
+		return "INTERNAL"
+	case http.StatusNotImplemented:
+		return "UNIMPLEMENTED"
+	case http.StatusServiceUnavailable:
+		return "UNAVAILABLE"
+	case http.StatusGatewayTimeout:
+		return "DEADLINE_EXCEEDED"
+	}
+	if status < 500 {
+		return "FAILED_PRECONDITION"
+	}
+	return "UNKNOWN"
 }
 
 func errorType(status int) string {
