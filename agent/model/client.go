@@ -29,6 +29,7 @@ const (
 	OpenAI    = "openai"    // any OpenAI-compatible Chat Completions endpoint
 	Anthropic = "anthropic" // the Anthropic Messages API
 	Ollama    = "ollama"    // a local Ollama, through its OpenAI-compatible /v1 (its native API drops tools)
+	Gemini    = "gemini"    // Google's Gemini API (generateContent), for the agents that speak it
 )
 
 // DefaultBaseURL is where each provider answers when a profile names no base URL.
@@ -36,6 +37,7 @@ var DefaultBaseURL = map[string]string{
 	OpenAI:    "https://api.openai.com/v1",
 	Anthropic: "https://api.anthropic.com/v1",
 	Ollama:    "http://127.0.0.1:11434/v1",
+	Gemini:    "https://generativelanguage.googleapis.com",
 }
 
 // Options build a Client.
@@ -71,6 +73,10 @@ type Client struct {
 
 // New checks o and builds the client; it makes no network call.
 func New(o Options) (*Client, error) {
+	if o.Provider == Gemini {
+		return nil, errors.New("the built-in worker speaks OpenAI-compatible and Anthropic endpoints, not Gemini's generateContent: " +
+			"pick the gemini engine for a gemini profile, or make an openai profile with base URL https://generativelanguage.googleapis.com/v1beta/openai")
+	}
 	if _, ok := DefaultBaseURL[o.Provider]; !ok {
 		return nil, fmt.Errorf("unknown provider %q; use openai (any OpenAI-compatible endpoint), anthropic or ollama", o.Provider)
 	}

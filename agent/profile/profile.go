@@ -28,11 +28,12 @@ const (
 	OpenAI    = "openai"
 	Anthropic = "anthropic"
 	Ollama    = "ollama"
+	Gemini    = "gemini"
 	Scripted  = "scripted"
 )
 
 // Providers lists them for messages.
-var Providers = []string{OpenAI, Anthropic, Ollama, Scripted}
+var Providers = []string{OpenAI, Anthropic, Gemini, Ollama, Scripted}
 
 // Demo is the built-in profile: the embedded scripted model of `hub demo`.
 const Demo = "demo"
@@ -45,7 +46,7 @@ type Profile struct {
 	Model    string `json:"model"`
 	// Fallbacks are tried in order when the model keeps failing.
 	Fallbacks []string `json:"fallbacks,omitempty"`
-	// KeyEnv names the variable that holds the key (default OPENAI_API_KEY or ANTHROPIC_API_KEY).
+	// KeyEnv names the variable that holds the key (default OPENAI_API_KEY, ANTHROPIC_API_KEY or GEMINI_API_KEY).
 	KeyEnv        string `json:"key_env,omitempty"`
 	MaxTokens     int    `json:"max_tokens,omitempty"`
 	ContextWindow int    `json:"context_window,omitempty"`
@@ -65,12 +66,16 @@ func (p Profile) KeyName() string {
 		return "OPENAI_API_KEY"
 	case Anthropic:
 		return "ANTHROPIC_API_KEY"
+	case Gemini:
+		return "GEMINI_API_KEY"
 	}
 	return ""
 }
 
 // NeedsKey reports whether the provider refuses calls without a key.
-func (p Profile) NeedsKey() bool { return p.Provider == OpenAI || p.Provider == Anthropic }
+func (p Profile) NeedsKey() bool {
+	return p.Provider == OpenAI || p.Provider == Anthropic || p.Provider == Gemini
+}
 
 // Models is the model then its fallbacks. A scripted profile's model is
 // only a name on the wire ("scripted" when none is set).
@@ -101,7 +106,7 @@ func (p Profile) validate() error {
 		return fmt.Errorf("profile name %q: use 1-40 lower-case letters, digits, '.', '_' or '-'", p.Name)
 	}
 	switch p.Provider {
-	case OpenAI, Anthropic, Ollama, Scripted:
+	case OpenAI, Anthropic, Gemini, Ollama, Scripted:
 	case "":
 		return fmt.Errorf("profile %s: name a provider (%s)", p.Name, strings.Join(Providers, ", "))
 	default:

@@ -40,7 +40,11 @@ func (s Store) Check(ctx context.Context, p Profile, hc *http.Client, baseURL fu
 	base := strings.TrimRight(baseURL(p), "/")
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/models", nil)
+	models := base + "/models"
+	if p.Provider == Gemini {
+		models = base + "/v1beta/models" // Gemini's base URL is the API's root
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, models, nil)
 	if err != nil {
 		st.Detail = err.Error()
 		return st
@@ -51,6 +55,10 @@ func (s Store) Check(ctx context.Context, p Profile, hc *http.Client, baseURL fu
 			req.Header.Set("x-api-key", key)
 		}
 		req.Header.Set("anthropic-version", "2023-06-01")
+	case Gemini:
+		if key != "" {
+			req.Header.Set("x-goog-api-key", key)
+		}
 	default:
 		if key != "" {
 			req.Header.Set("Authorization", "Bearer "+key)

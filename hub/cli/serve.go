@@ -28,11 +28,13 @@ import (
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/daemon"
 	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/engine/acp"
 	"github.com/hub-agents/hub/hub/engine/builtin"
 	"github.com/hub-agents/hub/hub/engine/claude"
 	"github.com/hub-agents/hub/hub/engine/codex"
 	"github.com/hub-agents/hub/hub/engine/execengine"
 	"github.com/hub-agents/hub/hub/engine/opencode"
+	"github.com/hub-agents/hub/hub/engine/qwen"
 	"github.com/hub-agents/hub/hub/mcpserver"
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
@@ -41,12 +43,22 @@ import (
 	"github.com/hub-agents/hub/internal/logfile"
 )
 
-// engines is every engine this build of hub has.
+// engines is every engine this build of hub has, and the ACP agents the
+// user defined in config.json (read when the daemon, or a job's shim,
+// starts; a config.json that does not read adds none, and says why).
 func engines(log zerolog.Logger) *engine.Registry {
 	dir := config.ConfigDir()
-	return engine.NewRegistry(builtin.New(builtin.Options{ConfigDir: dir, Log: log}), execengine.New(),
+	all := []engine.Engine{builtin.New(builtin.Options{ConfigDir: dir, Log: log}), execengine.New(),
 		claude.New(claude.Options{ConfigDir: dir}), codex.New(codex.Options{ConfigDir: dir}),
-		opencode.New(opencode.Options{ConfigDir: dir}))
+		opencode.New(opencode.Options{ConfigDir: dir}), qwen.New(dir)}
+	s, err := config.Load()
+	if err != nil {
+		log.Warn().Err(err).Msg("the agents of config.json are not available")
+	}
+	for name, a := range s.Agents {
+		all = append(all, acp.New(name, acp.FromConfig(name, a), acp.Options{ConfigDir: dir}))
+	}
+	return engine.NewRegistry(all...)
 }
 
 // logger writes to stderr (never stdout: stdio protocols live there) and,

@@ -198,6 +198,8 @@ type Settings struct {
 	// JobRetentionDays is how long after it ended a job's worktree, branch,
 	// engine folder and logs stay before `hub gc` collects them.
 	JobRetentionDays int `json:"job_retention_days"` // HUB_JOB_RETENTION_DAYS, default 30
+	// Agents are user-defined ACP agents, each an engine of its name.
+	Agents map[string]Agent `json:"agents,omitempty"`
 }
 
 // Defaults returns the built-in settings.
@@ -243,6 +245,9 @@ func Load() (Settings, error) {
 		return s, err
 	}
 	if err := check(s, path, FromDaemon); err != nil {
+		return s, err
+	}
+	if err := checkAgents(s.Agents, path); err != nil {
 		return s, err
 	}
 	return s, nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func TestLoad(t *testing.T) {
 		t.Setenv(k, "")
 	}
 	got, err := Load()
-	if err != nil || got != Defaults() {
+	if err != nil || !reflect.DeepEqual(got, Defaults()) {
 		t.Fatalf("no config: %+v %v", got, err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"max_running": 7, "monthly_cap_usd": 12.5}`), 0o600); err != nil {
@@ -101,5 +102,43 @@ func TestCheckEnv(t *testing.T) {
 	got, err := CheckEnv(FromCommand)
 	if err != nil || got["HUB_MAX_RUNNING"] != "2" || got["HUB_MONTHLY_CAP_USD"] != "5" {
 		t.Errorf("CheckEnv = %v, %v", got, err)
+	}
+}
+
+// An agents entry of config.json is read whole; a bad one is refused with
+// the entry, the field and what to do.
+func TestAgents(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	t.Setenv("HUB_CONFIG_DIR", dir)
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"agents": {"kimi": {"command": "kimi", "args": ["acp"], "provider": "openai", "env": {"KIMI_API_KEY": "{key}", "KIMI_BASE_URL": "{base_url}/v1"}, "auth": ["api-key"]}}}`)
+	s, err := Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Agent{Command: "kimi", Args: []string{"acp"}, Provider: "openai", Env: map[string]string{"KIMI_API_KEY": "{key}", "KIMI_BASE_URL": "{base_url}/v1"}, Auth: []string{"api-key"}}
+	if !reflect.DeepEqual(s.Agents["kimi"], want) {
+		t.Errorf("agents: %+v", s.Agents)
+	}
+	for cfg, msg := range map[string]string{
+		`{"agents": {"Kimi": {"command": "kimi"}}}`:                                           "agents.Kimi: name it with",
+		`{"agents": {"claude": {"command": "kimi"}}}`:                                         "claude is one of hub's own engines",
+		`{"agents": {"k": {"args": ["acp"]}}}`:                                                `"command" is empty`,
+		`{"agents": {"k": {"command": "k", "provider": "azure"}}}`:                            `provider "azure" is not one of`,
+		`{"agents": {"k": {"command": "k", "provider": "openai", "env": {"1X": "a"}}}}`:        `env "1X" is not a variable name`,
+		`{"agents": {"k": {"command": "k", "provider": "openai", "env": {"X": "{secret}"}}}}`: "env X names {secret}; a value may name {key}, {base_url}, {model}",
+		`{"agents": {"k": {"command": "k", "env": {"X": "{key}"}}}}`:                          "no provider to take it from",
+		`{"agents": {"k": {"command": "k", "argz": []}}}`:                                     "argz",
+	} {
+		write(cfg)
+		if _, err := Load(); err == nil || !strings.Contains(err.Error(), msg) || !strings.Contains(err.Error(), "config.json") {
+			t.Errorf("%s: %v, want %q", cfg, err, msg)
+		}
 	}
 }

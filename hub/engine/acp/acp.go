@@ -24,10 +24,12 @@ package acp
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/hub-agents/hub/agent/profile"
+	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/engine/agentcli"
 	"github.com/hub-agents/hub/hub/protocol"
@@ -178,4 +180,35 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 		pricing: price,
 		timeout: e.o.StartTimeout,
 	})
+}
+
+// FromConfig is the agent a user defined in config.json: the program, its
+// arguments, the provider its profile must be, and the variables it gets,
+// with {key}, {base_url} and {model} taken from the job's profile.
+func FromConfig(name string, c config.Agent) Agent {
+	install := c.Install
+	if install == "" {
+		install = "the command of config.json's agents." + name
+	}
+	a := Agent{
+		Program: agentcli.Program{Binary: c.Command, Product: name, Install: install},
+		Args:    c.Args,
+		Auth:    c.Auth,
+	}
+	if c.Provider != "" {
+		a.Providers = []string{c.Provider}
+	}
+	if len(c.Env) > 0 {
+		env := c.Env
+		a.Env = func(p Profile) []string {
+			r := strings.NewReplacer("{key}", p.Key, "{base_url}", p.BaseURL, "{model}", p.Model)
+			out := make([]string, 0, len(env))
+			for k, v := range env {
+				out = append(out, k+"="+r.Replace(v))
+			}
+			sort.Strings(out)
+			return out
+		}
+	}
+	return a
 }

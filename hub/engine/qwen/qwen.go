@@ -34,7 +34,8 @@ func Agent() acp.Agent {
 		Providers: []string{profile.OpenAI, profile.Ollama},
 		Env:       env,
 		Prepare:   prepare,
-		Auth:      []string{"openai"},
+		Auth:       []string{"openai"},
+		ToolPrefix: "mcp__hub__",
 	}
 }
 
@@ -44,14 +45,21 @@ func New(configDir string) *acp.Engine {
 }
 
 // env points Qwen Code at the profile's endpoint. An endpoint that takes no
-// key (Ollama) still gets one: Qwen Code refuses to start without.
+// key (Ollama) still gets one: Qwen Code refuses to start without. MCP
+// servers are connected before the session opens, not in the background:
+// else the model's first request goes out without hub's worker tools.
 func env(c acp.Profile) []string {
 	key := c.Key
 	if key == "" {
 		key = "no-key"
 	}
-	return []string{"OPENAI_API_KEY=" + key, "OPENAI_BASE_URL=" + c.BaseURL, "OPENAI_MODEL=" + c.Model}
+	return []string{"OPENAI_API_KEY=" + key, "OPENAI_BASE_URL=" + c.BaseURL, "OPENAI_MODEL=" + c.Model, "QWEN_CODE_LEGACY_MCP_BLOCKING=1"}
 }
+
+// hubTools are hub's worker tools as Qwen Code names them: declared to the
+// model from the first request (Qwen defers MCP tools behind its
+// tool_search otherwise, and the prompt names them).
+var hubTools = []string{"mcp__hub__ask_supervisor", "mcp__hub__report_progress", "mcp__hub__report_blocker"}
 
 // prepare writes Qwen Code's user settings into the private home: every
 // tool call asks hub (Qwen's default "auto" mode asks a model instead, a
@@ -71,7 +79,7 @@ func prepare(home string, spec engine.Spec, c acp.Profile) error {
 	settings := map[string]any{
 		"security":  map[string]any{"auth": map[string]any{"selectedType": "openai"}, "folderTrust": map[string]any{"enabled": false}},
 		"model":     map[string]any{"name": c.Model},
-		"tools":     map[string]any{"approvalMode": mode},
+		"tools":     map[string]any{"approvalMode": mode, "visible": hubTools},
 		"memory":    map[string]any{"enableManagedAutoMemory": false, "enableManagedAutoDream": false, "enableAutoSkill": false},
 		"privacy":   map[string]any{"usageStatisticsEnabled": false},
 		"telemetry": map[string]any{"enabled": false},
