@@ -39,7 +39,7 @@ type installOptions struct {
 func newInstallCmd(ios *IO) *cobra.Command {
 	o := &installOptions{}
 	cmd := &cobra.Command{
-		Use:   "install --client claude|codex|opencode|all [--yes] [--dry-run]",
+		Use:   "install --client claude|codex|opencode|gemini|qwen|all [--yes] [--dry-run]",
 		Short: "Set hub up in an agent client: its MCP server entry and a delegation skill",
 		Long: `Set hub up in an agent client, user-wide: the client's MCP server entry for hub
 (this hub binary, run as "hub mcp") and a short delegation skill that teaches the
@@ -48,6 +48,10 @@ client when and how to hand tasks to hub.
   claude    ~/.claude.json mcpServers.hub, and ~/.claude/skills/hub-delegate/SKILL.md
   codex     $CODEX_HOME/config.toml [mcp_servers.hub], and a marked block in $CODEX_HOME/AGENTS.md
   opencode  ~/.config/opencode/opencode.json(c) mcp.hub, and a marked block in ~/.config/opencode/AGENTS.md
+  gemini    ~/.gemini/settings.json mcpServers.hub, and ~/.gemini/skills/hub-delegate/SKILL.md
+            (.gemini in $GEMINI_CLI_HOME when it is set)
+  qwen      $QWEN_HOME/settings.json mcpServers.hub, and $QWEN_HOME/skills/hub-delegate/SKILL.md
+            ($QWEN_HOME is ~/.qwen unless set)
 
 It prints the plan first: each file it creates or changes, and the entry exactly
 as written. On a terminal it asks before writing; elsewhere pass --yes. Nothing
@@ -60,7 +64,7 @@ it again changes nothing; "hub uninstall" takes out what it added.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.client, "client", "", "claude, codex, opencode or all")
+	f.StringVar(&o.client, "client", "", "claude, codex, opencode, gemini, qwen or all")
 	f.BoolVar(&o.yes, "yes", false, "write without asking")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and write nothing")
 	return cmd
@@ -69,10 +73,11 @@ it again changes nothing; "hub uninstall" takes out what it added.`,
 func newUninstallCmd(ios *IO) *cobra.Command {
 	o := &installOptions{}
 	cmd := &cobra.Command{
-		Use:   "uninstall --client claude|codex|opencode|all [--yes] [--dry-run]",
+		Use:   "uninstall --client claude|codex|opencode|gemini|qwen|all [--yes] [--dry-run]",
 		Short: "Take out what hub install added to an agent client (the entry, the skill, the block)",
 		Long: `Take out exactly what "hub install" added to an agent client: hub's MCP server
-entry, the Claude Code skill file, the marked block in AGENTS.md. Everything else
+entry, the skill file (Claude Code, Gemini CLI, Qwen Code), the marked block in
+AGENTS.md (Codex, OpenCode). Everything else
 stays. A file hub made is removed when nothing else is left in it; backups
 (<file>.hub-backup) are kept.`,
 		Args: exactArgs(0, "no arguments (use --client)"),
@@ -81,7 +86,7 @@ stays. A file hub made is removed when nothing else is left in it; backups
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.client, "client", "", "claude, codex, opencode or all")
+	f.StringVar(&o.client, "client", "", "claude, codex, opencode, gemini, qwen or all")
 	f.BoolVar(&o.yes, "yes", false, "write without asking")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the plan and write nothing")
 	return cmd
@@ -103,7 +108,7 @@ func runInstall(ctx context.Context, ios *IO, o *installOptions, undo bool) erro
 		verb = "uninstall"
 	}
 	if o.client == "" {
-		return &usageError{&hintError{fmt.Errorf("%s needs --client", verb), "hub " + verb + " --client claude (or codex, opencode, all)"}}
+		return &usageError{&hintError{fmt.Errorf("%s needs --client", verb), "hub " + verb + " --client claude (or codex, opencode, gemini, qwen, all)"}}
 	}
 	clients, err := install.Lookup(o.client)
 	if err != nil {
@@ -316,7 +321,7 @@ type doctorOptions struct {
 func newDoctorCmd(ios *IO) *cobra.Command {
 	o := &doctorOptions{}
 	cmd := &cobra.Command{
-		Use:   "doctor [--client claude|codex|opencode|all]",
+		Use:   "doctor [--client claude|codex|opencode|gemini|qwen|all]",
 		Short: "Check hub and the agent clients set up to use it, each problem with the command that fixes it",
 		Long: `Check hub and the agent clients that use it.
 
@@ -334,7 +339,7 @@ Without --client it checks the clients hub is set up for and lists the others;
 			return runDoctor(cmd.Context(), ios, o, explicit)
 		},
 	}
-	cmd.Flags().StringVar(&o.client, "client", "all", "claude, codex, opencode or all")
+	cmd.Flags().StringVar(&o.client, "client", "all", "claude, codex, opencode, gemini, qwen or all")
 	return cmd
 }
 
@@ -398,7 +403,7 @@ func runDoctor(ctx context.Context, ios *IO, o *doctorOptions, explicit bool) er
 		ios.printf("\n")
 		switch {
 		case !explicit && setUp == 0:
-			ios.printf("hub is not set up for any client: hub install --client claude (or codex, opencode, all)\n")
+			ios.printf("hub is not set up for any client: hub install --client claude (or codex, opencode, gemini, qwen, all)\n")
 		case problems == 0:
 			ios.printf("all good\n")
 		case problems == 1:

@@ -13,15 +13,15 @@ import (
 )
 
 // TestInstallScripts runs the install*.txtar scripts with the real agent
-// CLIs (Claude Code, Codex, OpenCode, from HUB_TEST_AGENTS) on PATH, so the
-// scripts can ask each client what it sees after hub install, and hub
-// doctor can find them. Each script's $WORK is its HOME, so the clients
-// write nowhere else.
+// CLIs (Claude Code, Codex, OpenCode, Gemini CLI, Qwen Code, from
+// HUB_TEST_AGENTS) on PATH, so the scripts can ask each client what it
+// sees after hub install, and hub doctor can find them. Each script's $WORK
+// is its HOME, so the clients write nowhere else.
 func TestInstallScripts(t *testing.T) {
 	bin := hubtest.MustBinary(t)
 	clis := map[string]string{}
 	var dirs []string
-	for _, name := range []string{"claude", "codex", "opencode"} {
+	for _, name := range []string{"claude", "codex", "opencode", "gemini", "qwen"} {
 		clis[name] = hubtest.AgentCLI(t, name)
 		dirs = append(dirs, filepath.Dir(clis[name]))
 	}

@@ -1,7 +1,7 @@
 package e2e
 
 // Helpers of the supervisor tests: a real agent CLI (Claude Code, Codex,
-// OpenCode) is the supervisor, connected to `hub mcp`, with its model played
+// OpenCode, Gemini CLI, Qwen Code) is the supervisor, connected to `hub mcp`, with its model played
 // by a responder on a scripted server in the test process. The responder
 // drives the CLI through start → wait → result on an exec job and ends with
 // "DONE head=<sha>".
@@ -51,6 +51,8 @@ var (
 	supClaude   = supDialect{cli: "claude", name: func(b string) string { return "mcp__hub__" + b }}
 	supCodex    = supDialect{cli: "codex", name: func(b string) string { return b }, namespace: "mcp__hub"}
 	supOpenCode = supDialect{cli: "opencode", name: func(b string) string { return "hub_" + b }}
+	supGemini   = supDialect{cli: "gemini", name: func(b string) string { return "mcp_hub_" + b }}
+	supQwen     = supDialect{cli: "qwen", name: func(b string) string { return "mcp__hub__" + b }}
 )
 
 // offers reports whether r offers hub tool base under the dialect's name.
@@ -295,6 +297,21 @@ func (f *supFixture) baseEnv() []string {
 	}
 }
 
+// install runs `hub install --client <client> --yes` as the user would, with
+// the CLI's HOME and the world's hub locations (which the entry pins), and
+// env on top (a variable that moves the client's folder).
+func (f *supFixture) install(client string, env ...string) {
+	f.t.Helper()
+	cmd := exec.Command(f.w.bin, "install", "--client", client, "--yes")
+	cmd.Env = append(append(append([]string{}, f.w.env.Vars...), "HOME="+f.scratch), env...)
+	cmd.Dir = f.scratch
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		f.t.Fatalf("hub install --client %s: %v\n%s", client, err, out)
+	}
+	f.t.Logf("hub install --client %s:\n%s", client, out)
+}
+
 func (f *supFixture) writeFile(name string, body []byte) string {
 	f.t.Helper()
 	p := filepath.Join(f.scratch, name)
@@ -500,7 +517,7 @@ func realHomes() []string {
 
 // supHomePaths are where the CLIs, and hub itself, keep state in a home.
 var supHomePaths = []string{".claude.json", ".claude", ".codex", ".config/opencode", ".local/share/opencode",
-	".local/state/opencode", ".cache/opencode", ".cache/claude-cli-nodejs", ".config/hub", ".local/share/hub"}
+	".local/state/opencode", ".cache/opencode", ".cache/claude-cli-nodejs", ".gemini", ".qwen", ".config/hub", ".local/share/hub"}
 
 // supHomeState records, for each path under home that the CLIs write, every
 // entry below it with its kind, size and mtime; a missing path is absent.

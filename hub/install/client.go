@@ -9,7 +9,7 @@ import (
 
 // Client is an agent CLI hub can be set up for.
 type Client struct {
-	Name    string // what --client takes: claude, codex, opencode
+	Name    string // what --client takes: claude, codex, opencode, gemini, qwen
 	Title   string // what people call it
 	Command string // its executable
 	Package string // the npm package it comes in
@@ -20,10 +20,12 @@ var (
 	Claude   = Client{Name: "claude", Title: "Claude Code", Command: "claude", Package: "@anthropic-ai/claude-code"}
 	Codex    = Client{Name: "codex", Title: "Codex", Command: "codex", Package: "@openai/codex"}
 	OpenCode = Client{Name: "opencode", Title: "OpenCode", Command: "opencode", Package: "opencode-ai"}
+	Gemini   = Client{Name: "gemini", Title: "Gemini CLI", Command: "gemini", Package: "@google/gemini-cli"}
+	Qwen     = Client{Name: "qwen", Title: "Qwen Code", Command: "qwen", Package: "@qwen-code/qwen-code"}
 )
 
 // Clients returns every client.
-func Clients() []Client { return []Client{Claude, Codex, OpenCode} }
+func Clients() []Client { return []Client{Claude, Codex, OpenCode, Gemini, Qwen} }
 
 // Lookup returns the clients a --client value names: one, or all.
 func Lookup(name string) ([]Client, error) {
@@ -93,12 +95,17 @@ func (c Client) ConfigFile(e Env) string {
 			return filepath.Join(dir, "opencode.jsonc")
 		}
 		return filepath.Join(dir, "opencode.json")
+	case "gemini":
+		return filepath.Join(geminiDir(e), "settings.json")
+	case "qwen":
+		return filepath.Join(qwenDir(e), "settings.json")
 	}
 	panic("install: unknown client " + c.Name)
 }
 
 // InstructionsFile is where the delegation skill goes: a skill file of its
-// own (Claude Code) or a block in the client's global AGENTS.md.
+// own (Claude Code, Gemini CLI, Qwen Code) or a block in the client's
+// global AGENTS.md.
 func (c Client) InstructionsFile(e Env) string {
 	switch c.Name {
 	case "claude":
@@ -111,13 +118,22 @@ func (c Client) InstructionsFile(e Env) string {
 		return filepath.Join(codexHome(e), "AGENTS.md")
 	case "opencode":
 		return filepath.Join(openCodeDir(e), "AGENTS.md")
+	case "gemini":
+		// Gemini CLI finds the user's skills in ~/.gemini/skills/*/SKILL.md
+		// (and ~/.agents/skills, which it shares with other clients).
+		return filepath.Join(geminiDir(e), "skills", SkillName, "SKILL.md")
+	case "qwen":
+		// Qwen Code: $QWEN_HOME/skills/*/SKILL.md (and ~/.agents/skills).
+		return filepath.Join(qwenDir(e), "skills", SkillName, "SKILL.md")
 	}
 	panic("install: unknown client " + c.Name)
 }
 
 // ownsInstructions reports whether the instructions file is hub's alone
 // (the skill file) rather than shared with the user (an AGENTS.md).
-func (c Client) ownsInstructions() bool { return c.Name == "claude" }
+func (c Client) ownsInstructions() bool {
+	return c.Name == "claude" || c.Name == "gemini" || c.Name == "qwen"
+}
 
 func codexHome(e Env) string {
 	if d := e.getenv("CODEX_HOME"); d != "" {
@@ -133,10 +149,38 @@ func openCodeDir(e Env) string {
 	return filepath.Join(e.Home, ".config", "opencode")
 }
 
+// geminiDir is Gemini CLI's folder: .gemini in GEMINI_CLI_HOME, which
+// stands in for the home directory, or in the home directory.
+func geminiDir(e Env) string {
+	if d := e.getenv("GEMINI_CLI_HOME"); d != "" {
+		return filepath.Join(d, ".gemini")
+	}
+	return filepath.Join(e.Home, ".gemini")
+}
+
+// qwenDir is Qwen Code's folder: QWEN_HOME itself (a leading ~ is the home
+// directory, a relative path is taken from the working directory, as Qwen
+// Code takes them), or ~/.qwen.
+func qwenDir(e Env) string {
+	d := e.getenv("QWEN_HOME")
+	switch {
+	case d == "":
+		return filepath.Join(e.Home, ".qwen")
+	case d == "~":
+		return e.Home
+	case strings.HasPrefix(d, "~/"):
+		return filepath.Join(e.Home, d[2:])
+	}
+	if abs, err := filepath.Abs(d); err == nil {
+		return abs
+	}
+	return d
+}
+
 // entryPath names the entry inside the config file, for people.
 func (c Client) entryPath() string {
 	switch c.Name {
-	case "claude":
+	case "claude", "gemini", "qwen":
 		return "mcpServers.hub"
 	case "codex":
 		return "[mcp_servers.hub]"
@@ -145,9 +189,11 @@ func (c Client) entryPath() string {
 }
 
 // newFileMode is the mode of a config file install creates: the clients'
-// own choice (Claude Code and Codex keep theirs private).
+// own choice (Claude Code and Codex keep theirs private; OpenCode, Gemini
+// CLI and Qwen Code write theirs with the umask's).
 func (c Client) newFileMode() os.FileMode {
-	if c.Name == "opencode" {
+	switch c.Name {
+	case "opencode", "gemini", "qwen":
 		return 0o644
 	}
 	return 0o600
@@ -155,8 +201,9 @@ func (c Client) newFileMode() os.FileMode {
 
 var codexTable = []string{"mcp_servers", ServerName}
 
-// jsonEntry is the entry as Claude Code's and OpenCode's JSON has it: the
-// keys hub owns, in order, nil for one to leave out.
+// jsonEntry is the entry as Claude Code's, OpenCode's, Gemini CLI's and
+// Qwen Code's JSON has it: the keys hub owns, in order, nil for one to
+// leave out.
 func (c Client) jsonEntry(en Entry) object {
 	var env any
 	if len(en.Env) > 0 {
@@ -168,6 +215,19 @@ func (c Client) jsonEntry(en Entry) object {
 			{"command", append([]string{en.Command}, en.Args...)},
 			{"enabled", true},
 			{"environment", env},
+		}
+	}
+	if c.Name == "gemini" || c.Name == "qwen" {
+		// Both wait 10 minutes for a tool call unless "timeout" (ms) says
+		// otherwise, longer than hub's wait blocks. "trust" lets hub's
+		// calls run without a confirmation, as Codex's
+		// default_tools_approval_mode does: headless, an unconfirmed call
+		// is refused, and hub's tools only reach the local daemon.
+		return object{
+			{"command", en.Command},
+			{"args", append([]string{}, en.Args...)},
+			{"env", env},
+			{"trust", true},
 		}
 	}
 	return object{
@@ -204,16 +264,25 @@ func (c Client) jsonContainer() string {
 	return "mcpServers"
 }
 
-// jsonc reports whether the client's config may hold comments and
-// trailing commas (OpenCode reads its config as JSONC, Claude Code as JSON).
-func (c Client) jsonc() bool { return c.Name == "opencode" }
+// syntax is what the client's config may hold beyond JSON: OpenCode reads
+// its config as JSONC (comments and trailing commas), Gemini CLI and Qwen
+// Code strip comments and then read JSON, Claude Code reads JSON.
+func (c Client) syntax() jsonSyntax {
+	switch c.Name {
+	case "opencode":
+		return jsonc
+	case "gemini", "qwen":
+		return commentedJSON
+	}
+	return plainJSON
+}
 
 // setEntry returns src with hub's entry set to en.
 func (c Client) setEntry(src []byte, en Entry) ([]byte, error) {
 	if c.Name == "codex" {
 		return setTOMLTable(src, codexTable, codexEntry(en))
 	}
-	return setJSONEntry(src, c.jsonc(), c.jsonContainer(), ServerName, c.jsonEntry(en))
+	return setJSONEntry(src, c.syntax(), c.jsonContainer(), ServerName, c.jsonEntry(en))
 }
 
 // removeEntry returns src without hub's entry; prior is the file before
@@ -222,7 +291,7 @@ func (c Client) removeEntry(src, prior []byte) ([]byte, error) {
 	if c.Name == "codex" {
 		return removeTOMLTable(src, codexTable, prior)
 	}
-	return removeJSONEntry(src, c.jsonc(), c.jsonContainer(), ServerName, prior)
+	return removeJSONEntry(src, c.syntax(), c.jsonContainer(), ServerName, prior)
 }
 
 // holdsEntry reports whether src has hub's entry (in a form that reads).
@@ -239,7 +308,7 @@ func (c Client) ReadEntry(src []byte) (*Entry, error) {
 	if c.Name == "codex" {
 		m, err = readTOMLTable(src, codexTable)
 	} else {
-		m, err = readJSONEntry(src, c.jsonc(), c.jsonContainer(), ServerName)
+		m, err = readJSONEntry(src, c.syntax(), c.jsonContainer(), ServerName)
 	}
 	if err != nil || m == nil {
 		return nil, err

@@ -439,8 +439,9 @@ var codexPassEnv = []string{"HOME", "LANG", "LC_ALL", "LOGNAME", "PATH", "SHELL"
 	"SSL_CERT_FILE", "SSL_CERT_DIR", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "PIP_CERT"}
 
 // clientEnv is the environment the client starts its MCP server with:
-// its own (Claude Code, OpenCode) or a few variables of it (Codex), and
-// the entry's env on top.
+// its own (Claude Code, OpenCode; Gemini CLI and Qwen Code less the
+// variables that look like secrets, none of which hub reads) or a few
+// variables of it (Codex), and the entry's env on top.
 func clientEnv(c Client, environ []string, extra map[string]string) []string {
 	var env []string
 	for _, kv := range environ {
@@ -491,7 +492,7 @@ func lookPathIn(command string, env []string) (string, error) {
 // moves them all into a scratch folder, so asking a client its version
 // never touches the user's files.
 var scratchVars = []string{"HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR",
-	"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"}
+	"GEMINI_CLI_HOME", "QWEN_HOME", "QWEN_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"}
 
 // version runs path --version with a scratch home and returns the first
 // line it prints.

@@ -192,3 +192,40 @@ func TestDiagnoseBrokenTOML(t *testing.T) {
 		t.Errorf("entry check (-want +got):\n%s", diff)
 	}
 }
+
+// Gemini CLI and Qwen Code: a settings.json that does not read fails the
+// entry check, and so does an entry that is not one a client can run; a
+// stale skill file is a warning, a missing one a failure.
+func TestDiagnoseGeminiQwen(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	w := newWorld(t)
+	o := DoctorOptions{Env: w.env, Timeout: 5 * time.Second, Want: testEntry}
+	check := func(c Client, name string) Check {
+		t.Helper()
+		for _, ch := range Diagnose(t.Context(), c, o).Checks {
+			if ch.Name == name {
+				return ch
+			}
+		}
+		t.Fatalf("%s: no %s check", c.Name, name)
+		return Check{}
+	}
+	w.write(".gemini/settings.json", "{\n  \"mcpServers\": {},\n}\n", 0o644)
+	if ch := check(Gemini, "entry"); ch.Status != Fail || !strings.Contains(ch.Detail, w.path(".gemini/settings.json")+": line 3, column 1: expected a quoted key") {
+		t.Errorf("trailing comma: %+v", ch)
+	}
+	w.write(".qwen/settings.json", `{"mcpServers": {"hub": {"command": "/opt/hub/bin/hub", "args": "mcp"}}}`, 0o644)
+	if ch := check(Qwen, "entry"); ch.Status != Fail || !strings.Contains(ch.Detail, "mcpServers.hub: args is not a list of strings") {
+		t.Errorf("args not a list: %+v", ch)
+	}
+	if ch := check(Qwen, "skill"); ch.Status != Fail || ch.Fix != "hub install --client qwen" || !strings.Contains(ch.Detail, w.path(".qwen/skills/hub-delegate/SKILL.md")) {
+		t.Errorf("no skill: %+v", ch)
+	}
+	w.write(".qwen/skills/hub-delegate/SKILL.md", "---\nname: hub-delegate\n---\nold\n", 0o644)
+	if ch := check(Qwen, "skill"); ch.Status != Warn {
+		t.Errorf("stale skill: %+v", ch)
+	}
+	if ch := check(Gemini, "program"); ch.Status != Fail || ch.Fix != "npm install -g @google/gemini-cli" {
+		t.Errorf("no gemini on PATH: %+v", ch)
+	}
+}

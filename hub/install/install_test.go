@@ -221,6 +221,103 @@ func TestOpenCodeJSONC(t *testing.T) {
 	})
 }
 
+// Gemini CLI and Qwen Code read their settings.json as JSON with comments
+// (stripped before JSON.parse): comments, other servers, odd layouts stay.
+func TestGeminiQwenSettings(t *testing.T) {
+	tests := []struct {
+		name, before string
+		want         []string // lines the file has after install
+	}{{
+		name: "comments and other servers",
+		before: `{
+  // my model
+  "model": { "name": "gemini-2.5-pro" }, /* inline */
+  "mcpServers": {
+    "docs": { "command": "docs-mcp", "args": ["--port", "0"] } // keep me
+  },
+  "privacy": {
+    "usageStatisticsEnabled": false
+  }
+}
+`,
+		want: []string{"  // my model", `  "model": { "name": "gemini-2.5-pro" }, /* inline */`,
+			`    "docs": { "command": "docs-mcp", "args": ["--port", "0"] }, // keep me`,
+			`    "hub": {`, `      "command": "/opt/hub/bin/hub",`, `      "args": [`, `      "env": {`, `        "HUB_HOME": "/data/hub"`, `      "trust": true`},
+	}, {
+		name:   "tabs, no final newline",
+		before: "{\n\t\"general\": {\"vimMode\": true}\n}",
+		want:   []string{"\t\"general\": {\"vimMode\": true},", "\t\"mcpServers\": {", "\t\t\"hub\": {", "\t\t\t\"trust\": true"},
+	}, {
+		name:   "one line",
+		before: `{"mcpServers":{"docs":{"command":"docs-mcp"}}}`,
+		want:   []string{`{"mcpServers":{"docs":{"command":"docs-mcp"},"hub":{"command":"/opt/hub/bin/hub","args":["mcp"],"env":{"HUB_HOME":"/data/hub"},"trust":true}}}`},
+	}, {
+		name:   "comment in an empty file",
+		before: "// settings\n{}\n",
+		want:   []string{"// settings", `  "mcpServers": {`},
+	}}
+	for _, c := range []Client{Gemini, Qwen} {
+		rel := map[string]string{"gemini": ".gemini/settings.json", "qwen": ".qwen/settings.json"}[c.Name]
+		for _, tc := range tests {
+			t.Run(c.Name+"/"+tc.name, func(t *testing.T) {
+				roundTrip(t, c, rel, tc.before, func(t *testing.T, after string) {
+					for _, l := range tc.want {
+						if !strings.Contains(after+"\n", l+"\n") {
+							t.Errorf("no line %q in\n%s", l, after)
+						}
+					}
+					var v map[string]any // what the client reads: JSON once the comments are gone
+					if err := json.Unmarshal(stripJSONC([]byte(after)), &v); err != nil {
+						t.Errorf("not JSON with its comments stripped: %v\n%s", err, after)
+					}
+					en, err := c.ReadEntry([]byte(after))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(&testEntry, en); diff != "" {
+						t.Errorf("entry read back (-want +got):\n%s", diff)
+					}
+				})
+			})
+		}
+	}
+}
+
+// An entry the user wrote for hub keeps the keys hub does not own (a
+// timeout, includeTools) and gets hub's command, args, env and trust.
+func TestQwenExistingEntry(t *testing.T) {
+	w := newWorld(t)
+	w.write(".qwen/settings.json", `{
+  "mcpServers": {
+    "hub": {
+      "command": "/old/hub",
+      "args": ["mcp"],
+      "timeout": 900000, // wait longer
+      "trust": false
+    }
+  }
+}
+`, 0o600)
+	w.install(Qwen, Entry{Command: "/new/hub", Args: []string{"mcp"}})
+	want := `{
+  "mcpServers": {
+    "hub": {
+      "command": "/new/hub",
+      "args": ["mcp"],
+      "timeout": 900000, // wait longer
+      "trust": true
+    }
+  }
+}
+`
+	if diff := cmp.Diff(want, w.read(".qwen/settings.json")); diff != "" {
+		t.Errorf("settings (-want +got):\n%s", diff)
+	}
+	if got := w.mode(".qwen/settings.json"); got != 0o600 {
+		t.Errorf("mode %o, want 600 as it was", got)
+	}
+}
+
 func TestCodexTOML(t *testing.T) {
 	tests := []struct{ name, before string }{{
 		name: "comments and tables",
@@ -391,6 +488,8 @@ func TestNewFiles(t *testing.T) {
 		{Claude, []string{".claude.json", ".claude/skills/hub-delegate/SKILL.md"}, 0o600},
 		{Codex, []string{".codex/config.toml", ".codex/AGENTS.md"}, 0o600},
 		{OpenCode, []string{".config/opencode/opencode.json", ".config/opencode/AGENTS.md"}, 0o644},
+		{Gemini, []string{".gemini/settings.json", ".gemini/skills/hub-delegate/SKILL.md"}, 0o644},
+		{Qwen, []string{".qwen/settings.json", ".qwen/skills/hub-delegate/SKILL.md"}, 0o644},
 	} {
 		t.Run(tc.c.Name, func(t *testing.T) {
 			w := newWorld(t)
@@ -409,7 +508,7 @@ func TestNewFiles(t *testing.T) {
 					t.Errorf("%s: a backup of a file that did not exist", f)
 				}
 			}
-			if tc.c == Claude && w.read(tc.files[1]) != Skill() {
+			if tc.c.ownsInstructions() && w.read(tc.files[1]) != Skill() {
 				t.Errorf("the skill file is not the skill")
 			}
 			if again, _ := PlanInstall(w.env, testEntry, []Client{tc.c}); again.Pending() {
@@ -424,7 +523,7 @@ func TestNewFiles(t *testing.T) {
 					t.Errorf("%s (or a backup of it) is still there after uninstall", f)
 				}
 			}
-			if w.exists(".claude/skills/hub-delegate") {
+			if tc.c.ownsInstructions() && w.exists(filepath.Dir(tc.files[1])) {
 				t.Errorf("the skill's folder is still there")
 			}
 			if again, _ := PlanUninstall(w.env, []Client{tc.c}); again.Pending() {
@@ -480,6 +579,12 @@ func TestMalformed(t *testing.T) {
 		{"toml inline servers", ".codex/config.toml", "mcp_servers = { other = { command = \"x\" } }\n", "line 1 sets mcp_servers with a key"},
 		{"toml array of tables", ".codex/config.toml", "[[mcp_servers]]\nname = \"x\"\n", "array of tables"},
 		{"agents markers", ".codex/AGENTS.md", "mine\n" + blockBeginLine + "\nhalf\n", "never closed"},
+		{"gemini trailing comma", ".gemini/settings.json", "{\n  \"a\": 1,\n}\n", "line 3, column 1: expected a quoted key"},
+		{"gemini not json", ".gemini/settings.json", "mcpServers:\n  hub: {}\n", "line 1, column 1: the document is not a JSON object"},
+		{"gemini servers not object", ".gemini/settings.json", `{"mcpServers": ["hub"]}`, `"mcpServers" is not an object`},
+		{"qwen unclosed", ".qwen/settings.json", "{\n  // mine\n  \"mcpServers\": {\n", "line 4, column 1: expected a quoted key"},
+		{"qwen unclosed comment", ".qwen/settings.json", "{ /* mine\n}\n", "a /* comment is never closed"},
+		{"qwen duplicate", ".qwen/settings.json", `{"mcpServers": {"hub": {}, "hub": {}}}`, `the key "hub" appears twice`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -492,7 +597,8 @@ func TestMalformed(t *testing.T) {
 			if w.read(tc.rel) != tc.text {
 				t.Errorf("the file changed")
 			}
-			for _, f := range []string{".claude.json", ".claude/skills", ".codex/config.toml", ".codex/AGENTS.md", ".config/opencode/opencode.json", ".config/opencode/AGENTS.md"} {
+			for _, f := range []string{".claude.json", ".claude/skills", ".codex/config.toml", ".codex/AGENTS.md", ".config/opencode/opencode.json", ".config/opencode/AGENTS.md",
+				".gemini/settings.json", ".gemini/skills", ".qwen/settings.json", ".qwen/skills"} {
 				if f != tc.rel && w.exists(f) {
 					t.Errorf("%s was written", f)
 				}
@@ -500,7 +606,7 @@ func TestMalformed(t *testing.T) {
 			if w.exists(tc.rel + BackupSuffix) {
 				t.Errorf("a backup was written")
 			}
-			if _, err := PlanUninstall(w.env, Clients()); err == nil && tc.name != "claude servers not object" {
+			if _, err := PlanUninstall(w.env, Clients()); err == nil && !strings.HasSuffix(tc.name, "servers not object") {
 				t.Errorf("uninstall planned over a malformed file")
 			}
 		})
@@ -571,6 +677,8 @@ func TestPaths(t *testing.T) {
 	check(Claude, "/home/u/.claude.json", "/home/u/.claude/skills/hub-delegate/SKILL.md")
 	check(Codex, "/home/u/.codex/config.toml", "/home/u/.codex/AGENTS.md")
 	check(OpenCode, "/home/u/.config/opencode/opencode.json", "/home/u/.config/opencode/AGENTS.md")
+	check(Gemini, "/home/u/.gemini/settings.json", "/home/u/.gemini/skills/hub-delegate/SKILL.md")
+	check(Qwen, "/home/u/.qwen/settings.json", "/home/u/.qwen/skills/hub-delegate/SKILL.md")
 	vars["CLAUDE_CONFIG_DIR"] = "/cc"
 	vars["CODEX_HOME"] = "/cx"
 	vars["XDG_CONFIG_HOME"] = "/xdg"
@@ -579,6 +687,22 @@ func TestPaths(t *testing.T) {
 	check(OpenCode, "/xdg/opencode/opencode.json", "/xdg/opencode/AGENTS.md")
 	vars["OPENCODE_CONFIG"] = "/etc/oc.json"
 	check(OpenCode, "/etc/oc.json", "/xdg/opencode/AGENTS.md")
+	// GEMINI_CLI_HOME stands in for the home directory; QWEN_HOME is the
+	// folder itself, ~ and relative paths resolved as Qwen Code does.
+	vars["GEMINI_CLI_HOME"] = "/gh"
+	check(Gemini, "/gh/.gemini/settings.json", "/gh/.gemini/skills/hub-delegate/SKILL.md")
+	vars["QWEN_HOME"] = "/qh"
+	check(Qwen, "/qh/settings.json", "/qh/skills/hub-delegate/SKILL.md")
+	vars["QWEN_HOME"] = "~/cfg/qwen"
+	check(Qwen, "/home/u/cfg/qwen/settings.json", "/home/u/cfg/qwen/skills/hub-delegate/SKILL.md")
+	vars["QWEN_HOME"] = "~"
+	check(Qwen, "/home/u/settings.json", "/home/u/skills/hub-delegate/SKILL.md")
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars["QWEN_HOME"] = "rel/qwen"
+	check(Qwen, filepath.Join(wd, "rel/qwen/settings.json"), filepath.Join(wd, "rel/qwen/skills/hub-delegate/SKILL.md"))
 
 	// OpenCode reads opencode.jsonc over opencode.json: edit the one it reads.
 	w := newWorld(t)
@@ -589,13 +713,16 @@ func TestPaths(t *testing.T) {
 }
 
 func TestLookup(t *testing.T) {
-	if cs, err := Lookup("all"); err != nil || len(cs) != 3 {
+	if cs, err := Lookup("all"); err != nil || len(cs) != 5 {
 		t.Errorf("all: %v %v", cs, err)
 	}
 	if cs, err := Lookup("codex"); err != nil || cs[0] != Codex {
 		t.Errorf("codex: %v %v", cs, err)
 	}
-	if _, err := Lookup("cursor"); err == nil || !strings.Contains(err.Error(), "claude, codex, opencode, or all") {
+	if cs, err := Lookup("qwen"); err != nil || cs[0] != Qwen {
+		t.Errorf("qwen: %v %v", cs, err)
+	}
+	if _, err := Lookup("cursor"); err == nil || !strings.Contains(err.Error(), "claude, codex, opencode, gemini, qwen, or all") {
 		t.Errorf("cursor: %v", err)
 	}
 }

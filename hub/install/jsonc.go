@@ -10,9 +10,22 @@ import (
 )
 
 // The JSON editor changes one member of a JSON (or JSONC: comments and
-// trailing commas, as OpenCode reads) document and leaves every other byte
-// as it was: it parses the document only to learn where each value starts
-// and ends, then splices text in or out.
+// trailing commas, as OpenCode reads; or JSON with comments alone, as Gemini
+// CLI and Qwen Code read) document and leaves every other byte as it was: it
+// parses the document only to learn where each value starts and ends, then
+// splices text in or out.
+
+// jsonSyntax is what a client's reader allows beyond plain JSON.
+type jsonSyntax struct {
+	comments       bool // // and /* */
+	trailingCommas bool // a comma before } or ]
+}
+
+var (
+	plainJSON     = jsonSyntax{}
+	commentedJSON = jsonSyntax{comments: true}
+	jsonc         = jsonSyntax{comments: true, trailingCommas: true}
+)
 
 // jsonNode is one value of a document: where it is, and for an object its
 // members in file order.
@@ -46,16 +59,16 @@ func (n *jsonNode) member(key string) (*jsonMember, error) {
 }
 
 type jsonParser struct {
-	src   []byte
-	pos   int
-	jsonc bool
+	src []byte
+	pos int
+	syn jsonSyntax
 }
 
 // parseJSON parses src, which must hold one object (whitespace alone counts
-// as an empty document and returns nil). jsonc allows comments and
-// trailing commas.
-func parseJSON(src []byte, jsonc bool) (*jsonNode, error) {
-	p := &jsonParser{src: src, jsonc: jsonc}
+// as an empty document and returns nil). syn says what it may hold beyond
+// JSON.
+func parseJSON(src []byte, syn jsonSyntax) (*jsonNode, error) {
+	p := &jsonParser{src: src, syn: syn}
 	if err := p.space(); err != nil {
 		return nil, err
 	}
@@ -90,17 +103,17 @@ func lineCol(src []byte, pos int) (int, int) {
 	return line, pos - (bytes.LastIndexByte(src[:pos], '\n') + 1) + 1
 }
 
-// space skips whitespace and, in JSONC, comments.
+// space skips whitespace and, where the syntax allows them, comments.
 func (p *jsonParser) space() error {
 	for p.pos < len(p.src) {
 		switch c := p.src[p.pos]; {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			p.pos++
-		case p.jsonc && c == '/' && p.pos+1 < len(p.src) && p.src[p.pos+1] == '/':
+		case p.syn.comments && c == '/' && p.pos+1 < len(p.src) && p.src[p.pos+1] == '/':
 			for p.pos < len(p.src) && p.src[p.pos] != '\n' {
 				p.pos++
 			}
-		case p.jsonc && c == '/' && p.pos+1 < len(p.src) && p.src[p.pos+1] == '*':
+		case p.syn.comments && c == '/' && p.pos+1 < len(p.src) && p.src[p.pos+1] == '*':
 			end := bytes.Index(p.src[p.pos+2:], []byte("*/"))
 			if end < 0 {
 				return p.errorf("a /* comment is never closed")
@@ -165,7 +178,7 @@ func (p *jsonParser) object(n *jsonNode, depth int) error {
 		if err := p.space(); err != nil {
 			return err
 		}
-		if p.pos < len(p.src) && p.src[p.pos] == '}' && (len(n.members) == 0 || p.jsonc) {
+		if p.pos < len(p.src) && p.src[p.pos] == '}' && (len(n.members) == 0 || p.syn.trailingCommas) {
 			p.pos++
 			return nil
 		}
@@ -217,7 +230,7 @@ func (p *jsonParser) array(depth int) error {
 		if err := p.space(); err != nil {
 			return err
 		}
-		if p.pos < len(p.src) && p.src[p.pos] == ']' && (first || p.jsonc) {
+		if p.pos < len(p.src) && p.src[p.pos] == ']' && (first || p.syn.trailingCommas) {
 			p.pos++
 			return nil
 		}
@@ -603,8 +616,8 @@ func stringMap(m map[string]string) object {
 // there has entry's keys set (added, replaced, or removed when their value
 // is nil) and keeps any other key. Each step re-parses, so every splice is
 // made against the bytes it changes.
-func setJSONEntry(src []byte, jsonc bool, container, name string, entry object) ([]byte, error) {
-	root, err := parseJSON(src, jsonc)
+func setJSONEntry(src []byte, syn jsonSyntax, container, name string, entry object) ([]byte, error) {
+	root, err := parseJSON(src, syn)
 	if err != nil {
 		return nil, err
 	}
@@ -649,7 +662,7 @@ func setJSONEntry(src []byte, jsonc bool, container, name string, entry object) 
 		return applySplice(src, s), nil
 	}
 	for _, f := range entry {
-		root, err := parseJSON(src, jsonc)
+		root, err := parseJSON(src, syn)
 		if err != nil {
 			return nil, err
 		}
@@ -704,8 +717,8 @@ func present(o object) object {
 // it; nil when hub made the file) had it. It returns nil when hub made the
 // file and nothing is left in it (so the file can go), and src unchanged
 // when there is no entry.
-func removeJSONEntry(src []byte, jsonc bool, container, name string, prior []byte) ([]byte, error) {
-	root, err := parseJSON(src, jsonc)
+func removeJSONEntry(src []byte, syn jsonSyntax, container, name string, prior []byte) ([]byte, error) {
+	root, err := parseJSON(src, syn)
 	if err != nil || root == nil {
 		return src, err
 	}
@@ -726,12 +739,12 @@ func removeJSONEntry(src []byte, jsonc bool, container, name string, prior []byt
 		return src, nil
 	}
 	src = applySplices(src, removeMember(src, c.value, idx))
-	root, err = parseJSON(src, jsonc)
+	root, err = parseJSON(src, syn)
 	if err != nil {
 		return nil, fmt.Errorf("removing %s.%s broke the document (%v); nothing was written", container, name, err)
 	}
 	c, _ = root.member(container)
-	if len(c.value.members) == 0 && len(bytes.TrimSpace(src[c.value.start+1:c.value.end-1])) == 0 && !hadMember(prior, jsonc, container) {
+	if len(c.value.members) == 0 && len(bytes.TrimSpace(src[c.value.start+1:c.value.end-1])) == 0 && !hadMember(prior, syn, container) {
 		for i, m := range root.members {
 			if m == c {
 				src = applySplices(src, removeMember(src, root, i))
@@ -746,8 +759,8 @@ func removeJSONEntry(src []byte, jsonc bool, container, name string, prior []byt
 }
 
 // hadMember reports whether the document src has a top-level key.
-func hadMember(src []byte, jsonc bool, key string) bool {
-	root, err := parseJSON(src, jsonc)
+func hadMember(src []byte, syn jsonSyntax, key string) bool {
+	root, err := parseJSON(src, syn)
 	if err != nil || root == nil {
 		return false
 	}
@@ -756,8 +769,8 @@ func hadMember(src []byte, jsonc bool, key string) bool {
 }
 
 // readJSONEntry returns container.name decoded, or nil when absent.
-func readJSONEntry(src []byte, jsonc bool, container, name string) (map[string]any, error) {
-	root, err := parseJSON(src, jsonc)
+func readJSONEntry(src []byte, syn jsonSyntax, container, name string) (map[string]any, error) {
+	root, err := parseJSON(src, syn)
 	if err != nil || root == nil {
 		return nil, err
 	}

@@ -213,7 +213,7 @@ func entryText(ch Change, src, out []byte) string {
 		}
 		return strings.TrimRight(b.String(), "\n")
 	}
-	root, err := parseJSON(text, c[0].jsonc())
+	root, err := parseJSON(text, c[0].syntax())
 	if err != nil || root == nil {
 		return ""
 	}

@@ -6,8 +6,9 @@ import (
 )
 
 // skill is the delegation skill: how a supervisor agent should use hub's
-// tools. It is the one source of every copy: the Claude Code skill file
-// install writes, the block it puts in Codex's and OpenCode's AGENTS.md,
+// tools. It is the one source of every copy: the skill file install
+// writes for Claude Code, Gemini CLI and Qwen Code, the block it puts in
+// Codex's and OpenCode's AGENTS.md,
 // and skills/hub-delegate/SKILL.md of the Claude Code plugin in this
 // repository (a test fails when that copy is stale).
 //
