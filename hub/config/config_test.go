@@ -131,7 +131,7 @@ func TestAgents(t *testing.T) {
 		`{"agents": {"claude": {"command": "kimi"}}}`:                                         "claude is one of hub's own engines",
 		`{"agents": {"k": {"args": ["acp"]}}}`:                                                `"command" is empty`,
 		`{"agents": {"k": {"command": "k", "provider": "azure"}}}`:                            `provider "azure" is not one of`,
-		`{"agents": {"k": {"command": "k", "provider": "openai", "env": {"1X": "a"}}}}`:        `env "1X" is not a variable name`,
+		`{"agents": {"k": {"command": "k", "provider": "openai", "env": {"1X": "a"}}}}`:       `env "1X" is not a variable name`,
 		`{"agents": {"k": {"command": "k", "provider": "openai", "env": {"X": "{secret}"}}}}`: "env X names {secret}; a value may name {key}, {base_url}, {model}",
 		`{"agents": {"k": {"command": "k", "env": {"X": "{key}"}}}}`:                          "no provider to take it from",
 		`{"agents": {"k": {"command": "k", "argz": []}}}`:                                     "argz",

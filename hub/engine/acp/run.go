@@ -371,6 +371,11 @@ func (r *run) turns(ctx context.Context) error {
 		if len(steers) > 0 && turn < maxTurns {
 			r.rec.Note("giving the agent steering from the supervisor in a new turn")
 			prompt = agentcli.SteeringPrompt(steers)
+			if resp.StopReason == sdk.StopReasonCancelled {
+				// An agent may drop a cancelled turn from its history
+				// (Qwen Code does): the task goes with the steering.
+				prompt += "\n\nYour last turn was interrupted to give you this. The task you were working on:\n\n" + r.l.prompt
+			}
 			continue
 		}
 		switch resp.StopReason {

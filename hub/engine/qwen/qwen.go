@@ -30,10 +30,10 @@ func Agent() acp.Agent {
 		Program: agentcli.Program{Binary: "qwen", PathEnv: PathEnv, Product: "Qwen Code", Install: "npm install -g @qwen-code/qwen-code"},
 		// The OpenAI-compatible provider, whatever the user's own settings
 		// choose; the model comes from the environment.
-		Args:      []string{"--acp", "--auth-type", "openai"},
-		Providers: []string{profile.OpenAI, profile.Ollama},
-		Env:       env,
-		Prepare:   prepare,
+		Args:       []string{"--acp", "--auth-type", "openai"},
+		Providers:  []string{profile.OpenAI, profile.Ollama},
+		Env:        env,
+		Prepare:    prepare,
 		Auth:       []string{"openai"},
 		ToolPrefix: "mcp__hub__",
 	}
@@ -66,7 +66,8 @@ var hubTools = []string{"mcp__hub__ask_supervisor", "mcp__hub__report_progress",
 // side call per command), a read job plans only, no memory extraction or
 // "dream" subagents and no follow-up suggestions (model calls of their own
 // after every turn), no
-// telemetry, usage statistics or update check.
+// telemetry, usage statistics or update check, no sleep inhibitor (a D-Bus
+// call to systemd).
 func prepare(home string, spec engine.Spec, c acp.Profile) error {
 	dir := filepath.Join(home, ".qwen")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -83,7 +84,7 @@ func prepare(home string, spec engine.Spec, c acp.Profile) error {
 		"memory":    map[string]any{"enableManagedAutoMemory": false, "enableManagedAutoDream": false, "enableAutoSkill": false},
 		"privacy":   map[string]any{"usageStatisticsEnabled": false},
 		"telemetry": map[string]any{"enabled": false},
-		"general":   map[string]any{"enableAutoUpdate": false},
+		"general":   map[string]any{"enableAutoUpdate": false, "preventSystemSleep": false},
 		"ui":        map[string]any{"enableFollowupSuggestions": false},
 	}
 	b, err := json.MarshalIndent(settings, "", "  ")
