@@ -33,6 +33,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine/claude"
 	"github.com/hub-agents/hub/hub/engine/codex"
 	"github.com/hub-agents/hub/hub/engine/execengine"
+	"github.com/hub-agents/hub/hub/engine/gemini"
 	"github.com/hub-agents/hub/hub/engine/opencode"
 	"github.com/hub-agents/hub/hub/engine/qwen"
 	"github.com/hub-agents/hub/hub/mcpserver"
@@ -50,7 +51,7 @@ func engines(log zerolog.Logger) *engine.Registry {
 	dir := config.ConfigDir()
 	all := []engine.Engine{builtin.New(builtin.Options{ConfigDir: dir, Log: log}), execengine.New(),
 		claude.New(claude.Options{ConfigDir: dir}), codex.New(codex.Options{ConfigDir: dir}),
-		opencode.New(opencode.Options{ConfigDir: dir}), qwen.New(dir)}
+		opencode.New(opencode.Options{ConfigDir: dir}), gemini.New(dir), qwen.New(dir)}
 	s, err := config.Load()
 	if err != nil {
 		log.Warn().Err(err).Msg("the agents of config.json are not available")

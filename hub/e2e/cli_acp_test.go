@@ -35,6 +35,9 @@ type acpAgent struct {
 	shell func(command string) scripted.ToolCall
 	// tool is the name the model calls hub's worker tool base by.
 	tool func(base string) string
+	// exitCodes: the agent says what its commands exited with (Gemini CLI
+	// does not).
+	exitCodes bool
 }
 
 var acpQwen = acpAgent{
@@ -44,7 +47,18 @@ var acpQwen = acpAgent{
 		b, _ := json.Marshal(map[string]string{"command": c, "description": "run it"})
 		return scripted.ToolCall{Name: "run_shell_command", Args: b}
 	},
-	tool: func(base string) string { return "mcp__hub__" + base },
+	tool:      func(base string) string { return "mcp__hub__" + base },
+	exitCodes: true,
+}
+
+var acpGemini = acpAgent{
+	engine: "gemini", cli: "gemini", pathEnv: "HUB_GEMINI", provider: profile.Gemini,
+	base: func(u string) string { return u },
+	shell: func(c string) scripted.ToolCall {
+		b, _ := json.Marshal(map[string]string{"command": c, "description": "run it"})
+		return scripted.ToolCall{Name: "run_shell_command", Args: b}
+	},
+	tool: func(base string) string { return "mcp_hub_" + base },
 }
 
 // newACPWorld is a world whose default profile "t" reaches a model played
@@ -124,7 +138,7 @@ func acpEdit(t *testing.T, a acpAgent, engineName, config string) {
 	}
 	seen := false
 	for _, c := range ev.Observed.Commands {
-		seen = seen || (c.Command == "echo fixed > bug.txt" && c.ExitCode != nil && *c.ExitCode == 0)
+		seen = seen || (c.Command == "echo fixed > bug.txt" && c.Role == "worker command" && (!a.exitCodes || (c.ExitCode != nil && *c.ExitCode == 0)))
 	}
 	if !seen {
 		t.Errorf("evidence lacks the observed command: %+v\n%s", ev.Observed.Commands, log)
@@ -286,6 +300,11 @@ func acpStop(t *testing.T, a acpAgent) {
 		}
 	}
 }
+
+func TestCLIGeminiEditsAndVerifies(t *testing.T) { acpEdit(t, acpGemini, "gemini", "") }
+func TestCLIGeminiAsksAndGoesOn(t *testing.T)    { acpAsks(t, acpGemini) }
+func TestCLIGeminiSteer(t *testing.T)            { acpSteer(t, acpGemini) }
+func TestCLIGeminiStopSalvages(t *testing.T)     { acpStop(t, acpGemini) }
 
 func TestCLIQwenEditsAndVerifies(t *testing.T) { acpEdit(t, acpQwen, "qwen", "") }
 func TestCLIQwenAsksAndGoesOn(t *testing.T)    { acpAsks(t, acpQwen) }

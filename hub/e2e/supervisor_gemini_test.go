@@ -53,10 +53,24 @@ func supGeminiScenario(t *testing.T) {
 		"TMPDIR="+tmp,
 	)
 	// The job commits: the user's git identity, which hub mcp passes on
-	// to the daemon it starts.
+	// to the daemon it starts. Gemini CLI starts MCP servers with a
+	// sanitised environment, so the identity is also where a user keeps
+	// it: ~/.gitconfig, in every HOME the daemon may get.
+	ident := map[string]string{}
 	for _, kv := range f.w.env.Vars {
 		if strings.HasPrefix(kv, "GIT_") {
 			env = append(env, kv)
+		}
+		k, v, _ := strings.Cut(kv, "=")
+		ident[k] = v
+	}
+	gitconfig := []byte("[user]\n\tname = " + ident["GIT_AUTHOR_NAME"] + "\n\temail = " + ident["GIT_AUTHOR_EMAIL"] + "\n")
+	f.writeFile(".gitconfig", gitconfig)
+	if home := ident["HOME"]; home != "" {
+		if _, err := os.Stat(filepath.Join(home, ".gitconfig")); os.IsNotExist(err) {
+			if err := os.WriteFile(filepath.Join(home, ".gitconfig"), gitconfig, 0o600); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	// No --yolo: the approval mode stays the default, and hub's calls run

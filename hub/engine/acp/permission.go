@@ -39,17 +39,20 @@ func (r *run) permission(params json.RawMessage) (any, *sdk.RequestError) {
 		return nil, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
 	tc := req.ToolCall
-	kind, paths := r.st.kindOf(string(tc.ToolCallId))
+	var in update
+	in.fill(tc.RawInput, nil, tc.Locations, nil)
+	title := ""
+	if tc.Title != nil {
+		title = *tc.Title
+	}
+	kind := ""
 	if tc.Kind != nil {
 		kind = string(*tc.Kind)
 	}
-	var in update
-	in.fill(tc.RawInput, nil, tc.Locations, nil)
-	paths = append(paths, in.paths...)
-	r.st.learn(string(tc.ToolCallId), in.command, in.paths)
-	title := kind
-	if tc.Title != nil && *tc.Title != "" {
-		title = oneLine(*tc.Title, 120)
+	r.st.learn(string(tc.ToolCallId), title, kind, in.command, in.paths)
+	kind, paths := r.st.kindOf(string(tc.ToolCallId))
+	if title = oneLine(title, 120); title == "" {
+		title = kind
 	}
 	allow, why := r.decide(kind, in.command, paths)
 	id, verb := choose(req.Options, allow)

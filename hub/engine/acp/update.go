@@ -220,7 +220,11 @@ func metaUsage(meta map[string]any) (model.Usage, bool) {
 	}
 	m, ok := meta["usage"].(map[string]any)
 	if !ok {
-		return model.Usage{}, false
+		// Gemini CLI: the turn's tokens, in its quota.
+		q, _ := meta["quota"].(map[string]any)
+		if m, ok = q["token_count"].(map[string]any); !ok {
+			return model.Usage{}, false
+		}
 	}
 	num := func(keys ...string) (int, bool) {
 		for _, k := range keys {
@@ -366,16 +370,18 @@ func (s *state) apply(u update) {
 	s.flushLocked()
 	switch u.kind {
 	case "tool":
-		tc := &toolCall{title: u.title, kind: u.toolKind, command: u.command, paths: u.paths}
-		if len(s.tools) < maxTools {
-			s.tools[u.toolID] = tc
+		tc := s.tools[u.toolID]
+		if tc == nil {
+			tc = s.announceLocked(u.toolID, u.title, u.toolKind, u.command, u.paths, u.input)
 		}
-		s.rec.Tool(toolName(tc), u.input)
 		s.ended(u, tc)
 	case "tool_update":
 		tc := s.tools[u.toolID]
 		if tc == nil {
-			return
+			// A call the agent never announced (Gemini CLI announces one
+			// only in its permission request, or not at all when it needs
+			// none): known from here on.
+			tc = s.announceLocked(u.toolID, u.title, u.toolKind, u.command, u.paths, u.input)
 		}
 		if u.command != "" {
 			tc.command = u.command
@@ -402,6 +408,16 @@ func (s *state) apply(u update) {
 	}
 }
 
+// announceLocked keeps a tool call the agent started, and logs it.
+func (s *state) announceLocked(id, title, kind, command string, paths []string, input string) *toolCall {
+	tc := &toolCall{title: title, kind: kind, command: command, paths: paths}
+	if len(s.tools) < maxTools {
+		s.tools[id] = tc
+	}
+	s.rec.Tool(toolName(tc), input)
+	return tc
+}
+
 // ended records a tool call that completed or failed: an execute tool is a
 // command the hub observed.
 func (s *state) ended(u update, tc *toolCall) {
@@ -409,22 +425,37 @@ func (s *state) ended(u update, tc *toolCall) {
 		return
 	}
 	delete(s.tools, u.toolID)
-	if tc.kind == string(sdk.ToolKindExecute) && tc.command != "" {
-		s.rec.Command(tc.command, u.exitCode) // nil: the agent did not say
+	if tc.kind != string(sdk.ToolKindExecute) {
+		return
+	}
+	cmd := tc.command
+	if cmd == "" {
+		cmd = tc.title // Gemini CLI titles a shell call with its command, and says it nowhere else
+	}
+	if cmd != "" {
+		s.rec.Command(cmd, u.exitCode) // nil: the agent did not say
 	}
 }
 
-// learn keeps what a permission request says of a tool call the agent
-// announced with less (Qwen Code names its command only there).
-func (s *state) learn(id, command string, paths []string) {
+// learn keeps what a permission request says of a tool call: the agent
+// may have announced it with less (Qwen Code names its command only there)
+// or not at all (Gemini CLI).
+func (s *state) learn(id, title, kind, command string, paths []string) {
+	s.settle() // the updates sent before the request are in
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if tc := s.tools[id]; tc != nil {
-		if command != "" {
-			tc.command = command
-		}
-		tc.paths = append(tc.paths, paths...)
+	tc := s.tools[id]
+	if tc == nil {
+		s.announceLocked(id, title, kind, command, paths, "")
+		return
 	}
+	if command != "" {
+		tc.command = command
+	}
+	if tc.kind == "" {
+		tc.kind = kind
+	}
+	tc.paths = append(tc.paths, paths...)
 }
 
 // kindOf is the kind of a tool call the agent announced ("" if unknown).
