@@ -21,7 +21,7 @@ const (
 // DefaultOrder is the fixed order: legacy mode's ranking, and the
 // tie-break in utility mode. The built-in worker comes first because its
 // fixed prompt is the smallest, so it spends the least on the same model.
-var DefaultOrder = []string{"builtin", "claude", "codex", "opencode", "exec"}
+var DefaultOrder = []string{"builtin", "claude", "codex", "opencode", "gemini", "qwen", "exec"}
 
 // Weights is routing.json: how utility is weighed, and what hub learned
 // from its own history (written by hub route calibrate).

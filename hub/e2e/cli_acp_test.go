@@ -318,3 +318,94 @@ func TestCLIUserDefinedACPAgent(t *testing.T) {
 		"provider": "openai", "env": {"OPENAI_API_KEY": "{key}", "OPENAI_BASE_URL": "{base_url}", "OPENAI_MODEL": "{model}"}}}}`
 	acpEdit(t, acpQwen, "my-qwen", config)
 }
+
+// scriptAgent is a user-defined ACP agent written as a shell script: it
+// answers initialize and session/new, then does what turn says when
+// prompted (its own ids read from hub's requests).
+func scriptAgent(t *testing.T, turn string) string {
+	t.Helper()
+	script := `#!/bin/sh
+id() { echo "$1" | sed -n 's/.*"id":\([0-9]*\).*/\1/p'; }
+read -r l; printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":1,"authMethods":[]}}\n' "$(id "$l")"
+read -r l; printf '{"jsonrpc":"2.0","id":%s,"result":{"sessionId":"s1"}}\n' "$(id "$l")"
+read -r l
+` + turn + "\n"
+	p := filepath.Join(t.TempDir(), "agent.sh")
+	if err := os.WriteFile(p, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// User-defined agents that misbehave, through a real daemon and shim: one
+// whose command is missing is listed as unavailable with the reason,
+// refused at start with it, and passed over by `engine: auto`; one that
+// crashes mid-turn fails with its exit, its work salvaged on the branch,
+// nothing it started left running. (Silence, floods and escapes are the
+// engine's own tests, with a scripted agent.)
+func TestUserDefinedACPAgentsMisbehave(t *testing.T) {
+	ctx := hubtest.Deadline(t, 60*time.Second)
+	crash := scriptAgent(t, `echo 'half done' > half.txt
+sleep 30 &
+exit 3`)
+	config := `{"agents": {
+		"gone": {"command": "/nonexistent/acp-agent", "args": ["acp"], "install": "npm install -g gone-agent"},
+		"crashy": {"command": "` + crash + `"}}}`
+	w := newWorld(t)
+	if err := os.MkdirAll(w.hubConfigDir(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.hubConfigDir(), "config.json"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := w.connect(ctx)
+	repo := sampleRepo(t, "repo")
+
+	engines := hubtest.Call[protocol.EnginesResult](t, ctx, c, protocol.MethodEngineList, struct{}{})
+	found := map[string]protocol.EngineInfo{}
+	for _, e := range engines.Engines {
+		found[e.Name] = e
+	}
+	if g, ok := found["gone"]; !ok || g.Available || !strings.Contains(g.Reason, "npm install -g gone-agent") {
+		t.Errorf("the missing agent as listed: %+v", g)
+	}
+	if cr, ok := found["crashy"]; !ok || !cr.Available {
+		t.Errorf("the script agent as listed: %+v", cr)
+	}
+	var res protocol.StartResult
+	err := c.Call(ctx, protocol.MethodJobStart, protocol.StartParams{Repo: repo, Engine: "gone", Task: "x"}, &res)
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/acp-agent is not on PATH") || !strings.Contains(err.Error(), "npm install -g gone-agent") {
+		t.Errorf("start on the missing agent: %v", err)
+	}
+	explain := hubtest.Call[protocol.RouteExplainResult](t, ctx, c, protocol.MethodRouteExplain, protocol.StartParams{Repo: repo, Engine: "auto", Task: "x"})
+	considered := false
+	for _, r := range explain.Decision.Rejected {
+		considered = considered || r.Engine == "gone"
+	}
+	for _, cand := range explain.Decision.Candidates {
+		considered = considered || cand.Engine == "crashy"
+		if cand.Engine == "gone" {
+			t.Errorf("auto would run the missing agent: %+v", cand)
+		}
+	}
+	if !considered {
+		t.Errorf("auto did not consider the user's agents:\n%s", explain.Text)
+	}
+
+	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Repo: repo, Engine: "crashy", Task: "do it", Verify: "true"})
+	b := &builtinWorld{world: w, c: c}
+	end := b.waitEnd(ctx, r.ID)
+	log := readFile(t, w.paths.WorkerLog(r.ID))
+	if end.State != protocol.StateFailed || !strings.Contains(end.Error, "the agent exited during its turn (exit code 3)") || !end.Salvaged {
+		t.Fatalf("crashed agent: %+v\n%s", end, log)
+	}
+	if got := hubtest.Git(t, repo, "show", "hub/"+r.ID+":half.txt"); got != "half done" {
+		t.Errorf("half.txt on the branch: %q", got)
+	}
+	ev := hubtest.Call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: r.ID, Evidence: true})
+	for _, l := range ev.Evidence.Observed.Leftovers {
+		if !l.Ended {
+			t.Errorf("a process the agent left survived: %+v", l)
+		}
+	}
+}

@@ -191,7 +191,7 @@ func FromConfig(name string, c config.Agent) Agent {
 		install = "the command of config.json's agents." + name
 	}
 	a := Agent{
-		Program: agentcli.Program{Binary: c.Command, Product: name, Install: install},
+		Program: agentcli.Program{Binary: c.Command, Product: name, Install: install, Unversioned: true},
 		Args:    c.Args,
 		Auth:    c.Auth,
 	}

@@ -112,6 +112,9 @@ func version(ctx context.Context, path string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, path, "--version")
+	// A child left holding its output must not hold the probe (nor the
+	// engine list waiting on it).
+	cmd.WaitDelay = 2 * time.Second
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=dumb", "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "CODEX_HOME=" + filepath.Join(home, ".codex")}
 	out, err := cmd.Output()
@@ -237,6 +240,9 @@ type Program struct {
 	PathEnv string // the variable that overrides where it is
 	Product string // its name for people
 	Install string // the command that installs it
+	// Unversioned: the program is not asked its version (a user-defined
+	// agent may not know --version, and would start instead).
+	Unversioned bool
 }
 
 // Probe says whether the CLI is installed here, and its version.
@@ -244,6 +250,12 @@ func (p Program) Probe(ctx context.Context) engine.Availability {
 	path, err := Find(p.Binary, p.PathEnv)
 	if err != nil {
 		return engine.Availability{Reason: err.Error() + "; install it with " + p.Install}
+	}
+	if p.Unversioned {
+		if fi, err := os.Stat(path); err != nil || fi.Mode()&0o111 == 0 {
+			return engine.Availability{Reason: path + " is not an executable program; install it with " + p.Install}
+		}
+		return engine.Availability{Available: true}
 	}
 	v, err := Version(ctx, path)
 	if err != nil {
