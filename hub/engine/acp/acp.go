@@ -58,8 +58,10 @@ type Agent struct {
 	// ToolPrefix is how the agent names hub's worker tools to its model,
 	// for the prompt ("" when they go by their own names).
 	ToolPrefix string
-	// Isolation are the levels hub can enforce for it (default worktree).
-	Isolation []protocol.Isolation
+	// Isolated: hub's sandbox can hold it whole at isolated (it calls its
+	// model from inside, so never untrusted). Only for an agent proven to
+	// run there; worktree is always given.
+	Isolated bool
 	// Pays is how a run of it is paid (default: by API).
 	Pays protocol.Pays
 }
@@ -93,9 +95,6 @@ func New(name string, a Agent, o Options) *Engine {
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 90 * time.Second
 	}
-	if len(a.Isolation) == 0 {
-		a.Isolation = []protocol.Isolation{protocol.IsolationWorktree}
-	}
 	if a.Pays == "" {
 		a.Pays = protocol.PaysAPI
 	}
@@ -106,7 +105,16 @@ func New(name string, a Agent, o Options) *Engine {
 func (e *Engine) Name() string { return e.name }
 
 func (e *Engine) Capabilities() protocol.EngineCapabilities {
-	return protocol.EngineCapabilities{Isolation: e.a.Isolation, ReadOnly: true, Pays: e.a.Pays}
+	c := protocol.EngineCapabilities{Isolation: []protocol.Isolation{protocol.IsolationWorktree}, ReadOnly: true, Pays: e.a.Pays}
+	if e.a.Isolated {
+		engine.AddIsolatedLevel(&c, e.a.Program.Product, "")
+	} else {
+		c.IsolationWhyNot = map[protocol.Isolation]string{
+			protocol.IsolationIsolated:  e.a.Program.Product + " is not proven to run inside hub's sandbox; hub gives it worktree only",
+			protocol.IsolationUntrusted: e.a.Program.Product + " is not proven to run inside hub's sandbox; hub gives it worktree only",
+		}
+	}
+	return c
 }
 
 func (e *Engine) Probe(ctx context.Context) engine.Availability { return e.a.Program.Probe(ctx) }

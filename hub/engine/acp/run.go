@@ -247,6 +247,9 @@ func (r *run) lost(what string, err error) error {
 	select {
 	case <-r.exited:
 		return fmt.Errorf("the agent exited during %s (%s)", what, exitWords(r.cmd.ProcessState))
+	default:
+	}
+	select {
 	case <-r.conn.Done():
 		return fmt.Errorf("the agent's connection closed during %s", what)
 	default:
