@@ -296,7 +296,7 @@ func TestHostileCLI(t *testing.T) {
 
 func testHostileCLI(t *testing.T, mech string) {
 	t.Setenv(sandbox.EnvMechanism, mech)
-	for _, cli := range []string{"claude", "codex", "opencode"} {
+	for _, cli := range []string{"claude", "codex", "opencode", "gemini", "qwen"} {
 		t.Run(cli, func(t *testing.T) {
 			h := newHostileWorld(t)
 			ctx := hubtest.Deadline(t, 150*time.Second)
@@ -324,6 +324,26 @@ func testHostileCLI(t *testing.T, mech string) {
 						return scripted.Turn{Text: "Tried everything."}, true
 					}
 					return ocCall("bash", map[string]any{"command": h.script(), "description": "try"}), true
+				})
+			case "gemini", "qwen":
+				a := map[string]acpAgent{"gemini": acpGemini, "qwen": acpQwen}[cli]
+				shell := a.shell(h.script())
+				var write []scripted.ToolCall
+				if cli == "gemini" {
+					// Gemini CLI refuses a command with $(…) in it: the
+					// script goes into a file first, then runs.
+					args, _ := json.Marshal(map[string]string{"file_path": "hostile.sh", "content": h.script() + "\n"})
+					write = []scripted.ToolCall{{Name: "write_file", Args: args}}
+					shell = a.shell("sh hostile.sh")
+				}
+				b = newACPWorld(t, ctx, a, "", func(r *scripted.Request) (scripted.Turn, bool) {
+					switch {
+					case acpCalled(r, shell.Name):
+						return scripted.Turn{Text: "Tried everything."}, true
+					case len(write) > 0 && !acpCalled(r, "write_file"):
+						return scripted.Turn{ToolCalls: write}, true
+					}
+					return scripted.Turn{ToolCalls: []scripted.ToolCall{shell}}, true
 				})
 			}
 			h.plant(t, b.env.UserDir)

@@ -6,12 +6,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/engine/agentcli"
 	"github.com/hub-agents/hub/hub/proc"
@@ -339,5 +341,39 @@ func TestRefusal(t *testing.T) {
 	// It said nothing of its tokens: its cost is not known.
 	if o.CostKnown {
 		t.Errorf("an unmetered run's cost is known: %+v", o)
+	}
+}
+
+// An agent of config.json: its variables take the profile's key, endpoint
+// and model; a missing command is refused with the install line; it is not
+// asked its version, and gets worktree only.
+func TestFromConfig(t *testing.T) {
+	a := FromConfig("kimi", config.Agent{Command: "/nonexistent/kimi", Args: []string{"acp"}, Provider: "openai",
+		Env: map[string]string{"K": "{key}", "U": "{base_url}/x", "M": "{model}", "PLAIN": "1"}, Install: "uv tool install kimi-cli"})
+	got := a.Env(Profile{Key: "sk-1", BaseURL: "http://h", Model: "m1"})
+	if want := []string{"K=sk-1", "M=m1", "PLAIN=1", "U=http://h/x"}; !slices.Equal(got, want) {
+		t.Errorf("env %q, want %q", got, want)
+	}
+	e := New("kimi", a, Options{ConfigDir: t.TempDir()})
+	err := e.Check(protocol.StartParams{Task: "x"})
+	if err == nil || !strings.Contains(err.Error(), "/nonexistent/kimi is not on PATH") || !strings.Contains(err.Error(), "uv tool install kimi-cli") {
+		t.Errorf("missing command: %v", err)
+	}
+	if av := e.Probe(context.Background()); av.Available || !strings.Contains(av.Reason, "uv tool install kimi-cli") {
+		t.Errorf("probe: %+v", av)
+	}
+	if c := e.Capabilities(); !slices.Equal(c.Isolation, []protocol.Isolation{protocol.IsolationWorktree}) || c.IsolationWhyNot[protocol.IsolationIsolated] == "" {
+		t.Errorf("capabilities %+v", c)
+	}
+	// An agent without a provider takes no profile.
+	own := New("copilot", FromConfig("copilot", config.Agent{Command: "/usr/bin/true"}), Options{ConfigDir: t.TempDir()})
+	if err := own.Check(protocol.StartParams{Task: "x", Profile: "p"}); err == nil || !strings.Contains(err.Error(), "takes no profile") {
+		t.Errorf("a profile for an agent with its own login: %v", err)
+	}
+	if err := own.Check(protocol.StartParams{Task: "x"}); err != nil {
+		t.Errorf("no profile: %v", err)
+	}
+	if av := own.Probe(context.Background()); !av.Available {
+		t.Errorf("probe of /usr/bin/true: %+v", av)
 	}
 }

@@ -163,8 +163,10 @@ func (u *update) fill(in, out any, locs []sdk.ToolCallLocation, content []sdk.To
 		}
 	}
 	if m, ok := out.(map[string]any); ok {
-		for _, k := range []string{"exitCode", "exit_code", "code"} {
-			if f, ok := m[k].(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<20 {
+		// Qwen Code: exitCode; OpenCode: metadata.exit.
+		md, _ := m["metadata"].(map[string]any)
+		for _, v := range []any{m["exitCode"], m["exit_code"], m["code"], md["exit"]} {
+			if f, ok := v.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<20 {
 				c := int(f)
 				u.exitCode = &c
 				break

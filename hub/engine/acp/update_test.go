@@ -19,6 +19,7 @@ var updateSeeds = []string{
 	`{"sessionId":"s","update":{"sessionUpdate":"plan","entries":[{"content":"a","priority":"high","status":"completed"},{"content":"b","priority":"low","status":"pending"}]}}`,
 	`{"sessionId":"s","update":{"sessionUpdate":"tool_call","toolCallId":"e","title":"Edit","kind":"edit","locations":[{"path":"/x/a.go","line":3}],"rawInput":{"file_path":"b.go"}}}`,
 	`{"sessionId":"s","update":{"sessionUpdate":"something_new","x":[1,2]}}`,
+	`{"sessionId":"s","update":{"sessionUpdate":"tool_call_update","toolCallId":"c","status":"completed","rawOutput":{"output":"(no output)","metadata":{"exit":3}}}}`,
 	`{"sessionId":"s","update":{"sessionUpdate":7}}`,
 	`{"update":null}`,
 	`[]`,
@@ -45,7 +46,10 @@ func TestParseUpdate(t *testing.T) {
 	if !slices.Equal(u.paths, []string{"/x/a.go", "b.go"}) {
 		t.Errorf("paths: %q", u.paths)
 	}
-	for i, want := range map[int]string{6: "something_new", 7: "7", 8: "(unreadable)", 9: "(unreadable)"} {
+	if u := parseUpdate([]byte(updateSeeds[7])); u.exitCode == nil || *u.exitCode != 3 {
+		t.Errorf("OpenCode's exit: %+v", u)
+	}
+	for i, want := range map[int]string{6: "something_new", 8: "7", 9: "(unreadable)", 10: "(unreadable)"} {
 		if u := parseUpdate([]byte(updateSeeds[i])); u.kind != "unknown" || u.text != want {
 			t.Errorf("seed %d: %+v, want unknown %q", i, u, want)
 		}

@@ -32,6 +32,7 @@ func Agent() acp.Agent {
 		Env:        env,
 		Prepare:    prepare,
 		Auth:       []string{"gemini-api-key"},
+		Isolated:   true,
 		ToolPrefix: "mcp_hub_",
 	}
 }
@@ -52,7 +53,9 @@ func env(c acp.Profile) []string {
 // prepare writes Gemini CLI's user settings into the private home: the
 // API-key login, the model fixed (its "auto" routing asks a model first), no
 // loop-detection, next-speaker or edit-correction model calls, no usage
-// statistics, telemetry, update check or IDE link, ripgrep as installed.
+// statistics, telemetry, update check or IDE link, ripgrep as installed,
+// commands without a pseudo-terminal (a worker has no one to type into
+// one, and Landlock denies /dev/ptmx).
 func prepare(home string, _ engine.Spec, c acp.Profile) error {
 	dir := filepath.Join(home, ".gemini")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -64,7 +67,7 @@ func prepare(home string, _ engine.Spec, c acp.Profile) error {
 		"telemetry": map[string]any{"enabled": false},
 		"general":   map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
 		"model":     map[string]any{"name": c.Model, "disableLoopDetection": true, "skipNextSpeakerCheck": true},
-		"tools":     map[string]any{"disableLLMCorrection": true, "useRipgrep": false},
+		"tools":     map[string]any{"disableLLMCorrection": true, "useRipgrep": false, "shell": map[string]any{"enableInteractiveShell": false}},
 		"ide":       map[string]any{"enabled": false},
 	}
 	b, err := json.MarshalIndent(settings, "", "  ")

@@ -35,6 +35,7 @@ func Agent() acp.Agent {
 		Env:        env,
 		Prepare:    prepare,
 		Auth:       []string{"openai"},
+		Isolated:   true,
 		ToolPrefix: "mcp__hub__",
 	}
 }
@@ -61,8 +62,9 @@ func env(c acp.Profile) []string {
 // tool_search otherwise, and the prompt names them).
 var hubTools = []string{"mcp__hub__ask_supervisor", "mcp__hub__report_progress", "mcp__hub__report_blocker"}
 
-// prepare writes Qwen Code's user settings into the private home: every
-// tool call asks hub (Qwen's default "auto" mode asks a model instead, a
+// prepare writes Qwen Code's user settings into the private home: commands
+// run without a pseudo-terminal (a worker has no one to type into one, and
+// Landlock denies /dev/ptmx), every tool call asks hub (Qwen's default "auto" mode asks a model instead, a
 // side call per command), a read job plans only, no memory extraction or
 // "dream" subagents and no follow-up suggestions (model calls of their own
 // after every turn), no
@@ -80,7 +82,7 @@ func prepare(home string, spec engine.Spec, c acp.Profile) error {
 	settings := map[string]any{
 		"security":  map[string]any{"auth": map[string]any{"selectedType": "openai"}, "folderTrust": map[string]any{"enabled": false}},
 		"model":     map[string]any{"name": c.Model},
-		"tools":     map[string]any{"approvalMode": mode, "visible": hubTools},
+		"tools":     map[string]any{"approvalMode": mode, "visible": hubTools, "shell": map[string]any{"enableInteractiveShell": false}},
 		"memory":    map[string]any{"enableManagedAutoMemory": false, "enableManagedAutoDream": false, "enableAutoSkill": false},
 		"privacy":   map[string]any{"usageStatisticsEnabled": false},
 		"telemetry": map[string]any{"enabled": false},
