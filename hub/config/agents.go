@@ -31,6 +31,10 @@ type Agent struct {
 	Auth []string `json:"auth,omitempty"`
 	// Install says how to install it, for the refusal when it is missing.
 	Install string `json:"install,omitempty"`
+	// Pays is how its runs are paid: api (the default: each job books its
+	// budget, and an unknown cost charges it whole), subscription, or free
+	// (no money booked: a local model, a plan you do not count per job).
+	Pays string `json:"pays,omitempty"`
 }
 
 var (
@@ -66,6 +70,11 @@ func checkAgents(agents map[string]Agent, file string) error {
 		}
 		if a.Provider != "" && !agentProviders[a.Provider] {
 			return bad("provider %q is not one of openai, anthropic, gemini, ollama (leave it out for an agent that brings its own login)", a.Provider)
+		}
+		switch a.Pays {
+		case "", "api", "subscription", "free":
+		default:
+			return bad(`pays %q is not one of api, subscription, free`, a.Pays)
 		}
 		for k, v := range a.Env {
 			if !envNameRe.MatchString(k) {

@@ -135,6 +135,7 @@ func TestAgents(t *testing.T) {
 		`{"agents": {"k": {"command": "k", "provider": "openai", "env": {"X": "{secret}"}}}}`: "env X names {secret}; a value may name {key}, {base_url}, {model}",
 		`{"agents": {"k": {"command": "k", "env": {"X": "{key}"}}}}`:                          "no provider to take it from",
 		`{"agents": {"k": {"command": "k", "argz": []}}}`:                                     "argz",
+		`{"agents": {"k": {"command": "k", "pays": "cheap"}}}`:                                `pays "cheap" is not one of api, subscription, free`,
 	} {
 		write(cfg)
 		if _, err := Load(); err == nil || !strings.Contains(err.Error(), msg) || !strings.Contains(err.Error(), "config.json") {

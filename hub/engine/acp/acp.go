@@ -202,6 +202,7 @@ func FromConfig(name string, c config.Agent) Agent {
 		Program: agentcli.Program{Binary: c.Command, Product: name, Install: install, Unversioned: true},
 		Args:    c.Args,
 		Auth:    c.Auth,
+		Pays:    protocol.Pays(c.Pays),
 	}
 	if c.Provider != "" {
 		a.Providers = []string{c.Provider}

@@ -366,7 +366,13 @@ func TestFromConfig(t *testing.T) {
 		t.Errorf("capabilities %+v", c)
 	}
 	// An agent without a provider takes no profile.
-	own := New("copilot", FromConfig("copilot", config.Agent{Command: "/usr/bin/true"}), Options{ConfigDir: t.TempDir()})
+	own := New("copilot", FromConfig("copilot", config.Agent{Command: "/usr/bin/true", Pays: "subscription"}), Options{ConfigDir: t.TempDir()})
+	if p := own.Capabilities().Pays; p != protocol.PaysSubscription {
+		t.Errorf("pays %s", p)
+	}
+	if p := e.Capabilities().Pays; p != protocol.PaysAPI {
+		t.Errorf("pays by default: %s", p)
+	}
 	if err := own.Check(protocol.StartParams{Task: "x", Profile: "p"}); err == nil || !strings.Contains(err.Error(), "takes no profile") {
 		t.Errorf("a profile for an agent with its own login: %v", err)
 	}
