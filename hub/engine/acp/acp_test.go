@@ -383,3 +383,21 @@ func TestFromConfig(t *testing.T) {
 		t.Errorf("probe of /usr/bin/true: %+v", av)
 	}
 }
+
+// An agent that exits at once fails saying so, in whatever order its exit
+// and its closed output reach hub.
+func TestExitsAtOnce(t *testing.T) {
+	for i := 0; i < 5; i++ {
+		e := New("false", FromConfig("false", config.Agent{Command: "/bin/false"}), Options{ConfigDir: t.TempDir(), StartTimeout: 10 * time.Second})
+		log := &lockedBuf{}
+		r, err := e.Start(context.Background(), engine.Spec{JobID: "j", Dir: t.TempDir(), Params: protocol.StartParams{Task: "x"}, Scratch: t.TempDir(),
+			Env: []string{"PATH=" + os.Getenv("PATH")}, Output: log})
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := r.Wait()
+		if o.ExitCode != 1 || o.Failure != "the agent exited during initialize (exit code 1)" {
+			t.Fatalf("outcome %+v\n%s", o, log.String())
+		}
+	}
+}

@@ -86,10 +86,9 @@ func start(ctx context.Context, spec engine.Spec, l launch) (engine.Run, error) 
 	r.rec = agentcli.NewRecorder(context.WithoutCancel(ctx), spec, l.pricing)
 	r.st = newState(r.rec, r.flooded)
 	if err := r.launch(); err != nil {
+		r.st.flush()
 		return nil, err
 	}
-	r.conn = sdk.NewConnection(r.handle, r.stdin, &lineGuard{r: r.stdout, max: maxMessage, tooLong: r.tooLong})
-	r.conn.SetLogger(slog.New(slog.NewTextHandler(logWriter{r}, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -156,6 +155,9 @@ func (r *run) launch() error {
 	}
 	r.cmd, r.pgid, r.stdin, r.stdout = cmd, cmd.Process.Pid, inW, outR
 	r.leader, _ = proc.ChildStartTime(r.pgid) // not waited for yet: the pid is the agent's
+	// The connection exists before anything waits on it.
+	r.conn = sdk.NewConnection(r.handle, r.stdin, &lineGuard{r: r.stdout, max: maxMessage, tooLong: r.tooLong})
+	r.conn.SetLogger(slog.New(slog.NewTextHandler(logWriter{r}, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	go func() {
 		err := cmd.Wait()
 		// What the agent left in its group goes, then what it still has
@@ -235,14 +237,18 @@ var errStopped = errors.New("stopped")
 // lost explains a request that failed: the agent exited, broke the
 // protocol, or refused.
 func (r *run) lost(what string, err error) error {
+	// An agent that is exiting closes its output, or its input fails a
+	// write, a moment before its exit is seen: give the exit that moment,
+	// so the failure says the agent exited rather than what it looked like.
+	wait := time.Second
 	select {
 	case <-r.conn.Done():
-		// The agent closed its output: most likely it is exiting.
-		select {
-		case <-r.exited:
-		case <-time.After(exitWait):
-		}
+		wait = exitWait
 	default:
+	}
+	select {
+	case <-r.exited:
+	case <-time.After(wait):
 	}
 	select {
 	case <-r.exited:
