@@ -155,9 +155,12 @@ func (r *run) launch() error {
 	}
 	r.cmd, r.pgid, r.stdin, r.stdout = cmd, cmd.Process.Pid, inW, outR
 	r.leader, _ = proc.ChildStartTime(r.pgid) // not waited for yet: the pid is the agent's
-	// The connection exists before anything waits on it.
-	r.conn = sdk.NewConnection(r.handle, r.stdin, &lineGuard{r: r.stdout, max: maxMessage, tooLong: r.tooLong})
+	// The connection exists before anything waits on it, and reads nothing
+	// before its logger is set (the library reads the logger unguarded).
+	guard := &lineGuard{r: r.stdout, max: maxMessage, tooLong: r.tooLong, ready: make(chan struct{})}
+	r.conn = sdk.NewConnection(r.handle, r.stdin, guard)
 	r.conn.SetLogger(slog.New(slog.NewTextHandler(logWriter{r}, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	close(guard.ready)
 	go func() {
 		err := cmd.Wait()
 		// What the agent left in its group goes, then what it still has
@@ -623,16 +626,19 @@ func trimNL(p []byte) []byte {
 // gives up at 10 MiB, without saying why).
 const maxMessage = 8 << 20
 
-// lineGuard reads the agent's stdout and reports a line longer than max.
+// lineGuard reads the agent's stdout, once ready is closed, and reports a
+// line longer than max.
 type lineGuard struct {
 	r       io.Reader
 	max     int
 	n       int
 	tooLong func()
 	tripped bool
+	ready   chan struct{}
 }
 
 func (g *lineGuard) Read(p []byte) (int, error) {
+	<-g.ready
 	n, err := g.r.Read(p)
 	for _, b := range p[:n] {
 		if b == '\n' {
