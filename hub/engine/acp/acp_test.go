@@ -1,14 +1,12 @@
 package acp
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,9 +14,9 @@ import (
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/engine/agentcli"
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
-	"github.com/hub-agents/hub/internal/micros"
 )
 
 func TestMain(m *testing.M) {
@@ -30,77 +28,11 @@ func TestMain(m *testing.M) {
 
 func ignoreTerm() { signal.Ignore(syscall.SIGTERM) }
 
-// lockedBuf is a worker log several goroutines write.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// mailbox is a job's mailbox as a test sees it: notes kept, steering handed
-// out once.
-type mailbox struct {
-	mu     sync.Mutex
-	notes  []string
-	steers []string
-	spent  []protocol.CostEvent
-}
-
-func (m *mailbox) Ask(context.Context, protocol.AskParams) (*protocol.AskResult, error) {
-	return &protocol.AskResult{}, nil
-}
-
-func (m *mailbox) Progress(_ context.Context, note string) ([]string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if note != "" {
-		m.notes = append(m.notes, note)
-	}
-	s := m.steers
-	m.steers = nil
-	return s, nil
-}
-
-func (m *mailbox) Note(_ context.Context, note string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.notes = append(m.notes, note)
-}
-
-func (m *mailbox) Spent(_ context.Context, _ micros.Micros, c protocol.CostEvent) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.spent = append(m.spent, c)
-}
-
-func (m *mailbox) steer(s string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.steers = append(m.steers, s)
-}
-
-func (m *mailbox) allNotes() string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return strings.Join(m.notes, "\n")
-}
-
 // fakeRun is one run of the scripted agent in mode, in a fresh worktree.
 type fakeRun struct {
 	dir, out string
-	log      *lockedBuf
-	mb       *mailbox
+	log      *hubtest.Buffer
+	mb       *hubtest.Mailbox
 	run      engine.Run
 }
 
@@ -111,7 +43,7 @@ func startFake(t *testing.T, mode string, kind protocol.Kind, timeout time.Durat
 		t.Fatal(err)
 	}
 	t.Setenv("HUB_ACP_TEST_AGENT", self)
-	f := &fakeRun{dir: t.TempDir(), out: t.TempDir(), log: &lockedBuf{}, mb: &mailbox{}}
+	f := &fakeRun{dir: t.TempDir(), out: t.TempDir(), log: &hubtest.Buffer{}, mb: &hubtest.Mailbox{}}
 	if err := os.WriteFile(filepath.Join(f.dir, "bug.txt"), []byte("broken\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +112,7 @@ func TestEditRun(t *testing.T) {
 			t.Errorf("the log lacks %q:\n%s", want, log)
 		}
 	}
-	if notes := f.mb.allNotes(); !strings.Contains(notes, "Looking at bug.txt") || !strings.Contains(notes, "Fixed bug.txt; checked with grep.") {
+	if notes := strings.Join(f.mb.Notes(), "\n"); !strings.Contains(notes, "Looking at bug.txt") || !strings.Contains(notes, "Fixed bug.txt; checked with grep.") {
 		t.Errorf("progress notes: %q", notes)
 	}
 	sn := f.read(t, "session-new")
@@ -253,7 +185,7 @@ func TestPermissionPolicy(t *testing.T) {
 			t.Errorf("answer %d: %s, want %s", i, got[i], want[i])
 		}
 	}
-	notes := f.mb.allNotes()
+	notes := strings.Join(f.mb.Notes(), "\n")
 	for _, w := range []string{"refused the agent's Write ../escape.txt: it names ../escape.txt, outside the job's worktree",
 		"refused the agent's Write link/escape.txt", "allowed the agent's Read /etc/hostname: a read outside the job's worktree",
 		"refused the agent's Fetch: workers do not fetch from the web"} {
@@ -273,7 +205,7 @@ func TestReadJobEdits(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(f.dir, "bug.txt")); string(b) != "broken\n" {
 		t.Errorf("bug.txt changed: %q", b)
 	}
-	if n := f.mb.allNotes(); !strings.Contains(n, "a read job changes no file") {
+	if n := strings.Join(f.mb.Notes(), "\n"); !strings.Contains(n, "a read job changes no file") {
 		t.Errorf("notes %s", n)
 	}
 }
@@ -283,7 +215,7 @@ func TestReadJobEdits(t *testing.T) {
 func TestSteerCancelsAndContinues(t *testing.T) {
 	f := startFake(t, "steer", protocol.KindWrite, 10*time.Second)
 	time.Sleep(500 * time.Millisecond)
-	f.mb.steer("use the other approach")
+	f.mb.Steer("use the other approach")
 	o := f.wait(t, 30*time.Second)
 	if o.ExitCode != 0 || o.Summary != "Took the steering." {
 		t.Fatalf("outcome %+v\n%s", o, f.log.String())
@@ -389,7 +321,7 @@ func TestFromConfig(t *testing.T) {
 func TestExitsAtOnce(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		e := New("false", FromConfig("false", config.Agent{Command: "/bin/false"}), Options{ConfigDir: t.TempDir(), StartTimeout: 10 * time.Second})
-		log := &lockedBuf{}
+		log := &hubtest.Buffer{}
 		r, err := e.Start(context.Background(), engine.Spec{JobID: "j", Dir: t.TempDir(), Params: protocol.StartParams{Task: "x"}, Scratch: t.TempDir(),
 			Env: []string{"PATH=" + os.Getenv("PATH")}, Output: log})
 		if err != nil {

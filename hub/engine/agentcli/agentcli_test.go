@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,43 +15,10 @@ import (
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/engine/agentcli"
 	"github.com/hub-agents/hub/hub/internal/hubtest"
-	"github.com/hub-agents/hub/hub/protocol"
-	"github.com/hub-agents/hub/internal/micros"
 )
 
 // The base is tested with a stand-in CLI: a shell script that prints a JSON
 // event stream, parsed by a small parser of the same shape as the real ones.
-
-type mailbox struct {
-	mu     sync.Mutex
-	steers []string
-	notes  []string
-	spent  []protocol.CostEvent
-}
-
-func (m *mailbox) Ask(context.Context, protocol.AskParams) (*protocol.AskResult, error) {
-	return &protocol.AskResult{TimedOut: true}, nil
-}
-
-func (m *mailbox) Progress(context.Context, string) ([]string, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s := m.steers
-	m.steers = nil
-	return s, nil
-}
-
-func (m *mailbox) Note(_ context.Context, note string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.notes = append(m.notes, note)
-}
-
-func (m *mailbox) Spent(_ context.Context, _ micros.Micros, c protocol.CostEvent) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.spent = append(m.spent, c)
-}
 
 // parse reads {"t":"session|say|cmd|usage|cost|final|fail","v":…,"code":…}.
 func parse(line []byte, ev agentcli.Events) bool {
@@ -89,7 +55,7 @@ func parse(line []byte, ev agentcli.Events) bool {
 }
 
 // run starts script as the CLI and waits for its outcome.
-func run(t *testing.T, script string, mb *mailbox, mod func(*agentcli.Invocation)) (engine.Outcome, string) {
+func run(t *testing.T, script string, mb *hubtest.Mailbox, mod func(*agentcli.Invocation)) (engine.Outcome, string) {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "fake-cli")
@@ -115,7 +81,7 @@ func run(t *testing.T, script string, mb *mailbox, mod func(*agentcli.Invocation
 }
 
 func TestStreamRead(t *testing.T) {
-	mb := &mailbox{}
+	mb := &hubtest.Mailbox{}
 	o, log := run(t, `
 echo '{"t":"session","v":"s1"}'
 echo '{"t":"say","v":"looking around"}'
@@ -141,8 +107,8 @@ echo '{"t":"final","v":"all done"}'
 			t.Errorf("log lacks %q:\n%s", want, log)
 		}
 	}
-	if len(mb.notes) != 1 || mb.notes[0] != "looking around" || len(mb.spent) != 2 || mb.spent[1].USD != 0.0036 {
-		t.Errorf("mailbox: notes %q, spent %+v", mb.notes, mb.spent)
+	if notes, spent := mb.Notes(), mb.Costs(); len(notes) != 1 || notes[0] != "looking around" || len(spent) != 2 || spent[1].USD != 0.0036 {
+		t.Errorf("mailbox: notes %q, spent %+v", notes, spent)
 	}
 }
 
@@ -151,7 +117,7 @@ func TestCLIsOwnCostWins(t *testing.T) {
 echo '{"t":"usage","in":1000,"out":100}'
 echo '{"t":"cost","usd":0.0421}'
 echo '{"t":"final","v":"done"}'
-`, &mailbox{}, nil)
+`, &hubtest.Mailbox{}, nil)
 	if !o.CostKnown || o.CostMicros != 42100 {
 		t.Errorf("cost %d known %v, want the CLI's $0.0421", o.CostMicros, o.CostKnown)
 	}
@@ -161,7 +127,7 @@ func TestUnpricedTokensAreUnknown(t *testing.T) {
 	o, _ := run(t, `
 echo '{"t":"usage","in":1000,"out":100}'
 echo '{"t":"final","v":"done"}'
-`, &mailbox{}, func(inv *agentcli.Invocation) {
+`, &hubtest.Mailbox{}, func(inv *agentcli.Invocation) {
 		inv.Price = func(string) (model.Price, bool) { return model.Price{}, false }
 	})
 	if o.CostKnown {
@@ -181,7 +147,7 @@ func TestEndings(t *testing.T) {
 		{"killed", `kill -9 $$`, -1, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o, _ := run(t, tc.script, &mailbox{}, nil)
+			o, _ := run(t, tc.script, &hubtest.Mailbox{}, nil)
 			if o.ExitCode != tc.code || !strings.Contains(o.Failure, tc.failure) {
 				t.Errorf("outcome %+v", o)
 			}
@@ -192,7 +158,8 @@ func TestEndings(t *testing.T) {
 // TestResumeWithSteering: steering the CLI never took is delivered by
 // resuming its session, with the steering as the prompt.
 func TestResumeWithSteering(t *testing.T) {
-	mb := &mailbox{steers: []string{"use tabs"}}
+	mb := &hubtest.Mailbox{}
+	mb.Steer("use tabs")
 	var resumed []string
 	o, log := run(t, `
 if [ "$1" = resume ]; then
@@ -223,7 +190,8 @@ func TestStopKillsTheGroup(t *testing.T) {
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	mb := &mailbox{steers: []string{"never delivered"}}
+	mb := &hubtest.Mailbox{}
+	mb.Steer("never delivered")
 	inv := agentcli.Invocation{Path: path, Env: []string{"PATH=" + os.Getenv("PATH")}, Parse: parse,
 		Resume: func(string, string) []string { t.Error("a stopped run was resumed"); return nil }}
 	r, err := agentcli.Start(context.Background(), engine.Spec{Dir: dir, Mailbox: mb, Scratch: dir}, inv)

@@ -114,28 +114,6 @@ func TestParseFailures(t *testing.T) {
 	}
 }
 
-// mailbox is a stand-in for the job's mailbox.
-type mailbox struct {
-	mu    sync.Mutex
-	notes []string
-	spent []protocol.CostEvent
-}
-
-func (m *mailbox) Ask(context.Context, protocol.AskParams) (*protocol.AskResult, error) {
-	return &protocol.AskResult{TimedOut: true}, nil
-}
-func (m *mailbox) Progress(context.Context, string) ([]string, error) { return nil, nil }
-func (m *mailbox) Note(_ context.Context, n string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.notes = append(m.notes, n)
-}
-func (m *mailbox) Spent(_ context.Context, _ micros.Micros, c protocol.CostEvent) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.spent = append(m.spent, c)
-}
-
 // TestRealClaudeCode runs the engine on the real Claude Code against a
 // scripted model: it runs a command, answers, and reports the cost Claude
 // Code computed, which the outcome carries as is.
@@ -165,7 +143,7 @@ func TestRealClaudeCode(t *testing.T) {
 	if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v %s", err, out)
 	}
-	mb := &mailbox{}
+	mb := &hubtest.Mailbox{}
 	var log strings.Builder
 	spec := engine.Spec{JobID: "j", Dir: dir, Scratch: t.TempDir(), HubBinary: "/bin/true", Mailbox: mb, Output: &syncWriter{w: &log},
 		Params: protocol.StartParams{Task: "write done.txt", Profile: "a", AskTimeoutS: 60},
@@ -184,10 +162,8 @@ func TestRealClaudeCode(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "done.txt")); string(b) != "done\n" {
 		t.Errorf("done.txt = %q", b)
 	}
-	mb.mu.Lock()
-	defer mb.mu.Unlock()
-	if len(mb.spent) == 0 || !o.CostKnown || o.CostMicros != micros.FromUSD(mb.spent[len(mb.spent)-1].USD) {
-		t.Errorf("the outcome's cost %d (known %v) is not the last the CLI reported: %+v", o.CostMicros, o.CostKnown, mb.spent)
+	if spent := mb.Costs(); len(spent) == 0 || !o.CostKnown || o.CostMicros != micros.FromUSD(spent[len(spent)-1].USD) {
+		t.Errorf("the outcome's cost %d (known %v) is not the last the CLI reported: %+v", o.CostMicros, o.CostKnown, spent)
 	}
 	if o.Tokens != 1950 || o.Calls != 2 {
 		t.Errorf("tokens %d calls %d, want 1950 over 2 calls", o.Tokens, o.Calls)

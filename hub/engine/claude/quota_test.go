@@ -170,7 +170,7 @@ func TestRealClaudeCodeRateLimits(t *testing.T) {
 			t.Fatalf("git init: %v %s", err, out)
 		}
 		var log strings.Builder
-		spec := engine.Spec{JobID: "j", Dir: dir, Scratch: t.TempDir(), HubBinary: "/bin/true", Mailbox: &mailbox{}, Output: &syncWriter{w: &log},
+		spec := engine.Spec{JobID: "j", Dir: dir, Scratch: t.TempDir(), HubBinary: "/bin/true", Mailbox: &hubtest.Mailbox{}, Output: &syncWriter{w: &log},
 			Params: protocol.StartParams{Task: "say done", Profile: "a", AskTimeoutS: 60},
 			Env:    []string{"PATH=" + os.Getenv("PATH"), "HUB_JOB=j", "HUB_SOCKET=/nonexistent"}}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

@@ -1,11 +1,16 @@
 package hubtest
 
 import (
+	"context"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // Buffer is a strings.Builder safe for concurrent writers: a worker's
@@ -61,3 +66,62 @@ func (l *Listener) Connections() int32 { return l.conns.Load() }
 
 // Reset starts the count again.
 func (l *Listener) Reset() { l.conns.Store(0) }
+
+// Mailbox is a job's mailbox (engine.Mailbox) for an engine's tests: the
+// notes and costs it is given are kept, steering queued with Steer is
+// handed out once, and a question times out at once.
+type Mailbox struct {
+	mu     sync.Mutex
+	steers []string
+	notes  []string
+	spent  []protocol.CostEvent
+}
+
+func (m *Mailbox) Ask(context.Context, protocol.AskParams) (*protocol.AskResult, error) {
+	return &protocol.AskResult{TimedOut: true}, nil
+}
+
+// Progress keeps a note ("" keeps none) and hands out the queued steering.
+func (m *Mailbox) Progress(_ context.Context, note string) ([]string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if note != "" {
+		m.notes = append(m.notes, note)
+	}
+	s := m.steers
+	m.steers = nil
+	return s, nil
+}
+
+func (m *Mailbox) Note(_ context.Context, note string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.notes = append(m.notes, note)
+}
+
+func (m *Mailbox) Spent(_ context.Context, _ micros.Micros, c protocol.CostEvent) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.spent = append(m.spent, c)
+}
+
+// Steer queues steering for the next Progress.
+func (m *Mailbox) Steer(s ...string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.steers = append(m.steers, s...)
+}
+
+// Notes are the notes given so far.
+func (m *Mailbox) Notes() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.notes)
+}
+
+// Costs are the costs reported so far, oldest first.
+func (m *Mailbox) Costs() []protocol.CostEvent {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.spent)
+}
