@@ -122,13 +122,22 @@ func StopGroup(pgid int, leaderStart uint64, grace time.Duration) {
 	if err := KillGroup(pgid, leaderStart, syscall.SIGTERM); err != nil {
 		return
 	}
-	deadline := time.Now().Add(grace)
-	for GroupAlive(pgid) && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond) // the kernel offers no wait on a group we are not the parent of
-	}
-	if GroupAlive(pgid) {
+	if !WaitGroupGone(pgid, grace) {
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
+}
+
+// WaitGroupGone waits up to d for process group pgid to empty (a signal is
+// delivered, not acted on, when kill returns) and reports whether it did.
+func WaitGroupGone(pgid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for GroupAlive(pgid) {
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond) // the kernel offers no wait on a group we are not the parent of
+	}
+	return true
 }
 
 // StopSession kills (SIGKILL) every process left in the session sid, whose

@@ -23,7 +23,10 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -220,4 +223,18 @@ func FromConfig(name string, c config.Agent) Agent {
 		}
 	}
 	return a
+}
+
+// WriteSettings writes an agent's settings file (JSON, indented, mode
+// 0600) into its private home, making its folder: what an Agent's Prepare
+// does.
+func WriteSettings(path string, settings map[string]any) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(settings, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o600)
 }

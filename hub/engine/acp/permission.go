@@ -10,6 +10,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/hub-agents/hub/hub/engine/agentcli"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -27,7 +28,7 @@ func (r *run) handle(_ context.Context, method string, params json.RawMessage) (
 		return r.permission(params)
 	}
 	if r.st.firstCall(method) {
-		r.rec.Log("[acp] the agent called " + oneLine(method, 80) + ", which hub does not offer")
+		r.rec.Log("[acp] the agent called " + agentcli.OneLine(method, 80) + ", which hub does not offer")
 	}
 	return nil, sdk.NewMethodNotFound(method)
 }
@@ -51,7 +52,7 @@ func (r *run) permission(params json.RawMessage) (any, *sdk.RequestError) {
 	}
 	r.st.learn(string(tc.ToolCallId), title, kind, in.command, in.paths)
 	kind, paths := r.st.kindOf(string(tc.ToolCallId))
-	if title = oneLine(title, 120); title == "" {
+	if title = agentcli.OneLine(title, 120); title == "" {
 		title = kind
 	}
 	allow, why := r.decide(kind, in.command, paths)

@@ -598,10 +598,8 @@ func (r *run) Stop(grace time.Duration) {
 		r.kill()
 		<-r.done
 	}
-	deadline := time.Now().Add(2 * time.Second)
-	for proc.GroupAlive(r.pgid) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	// The group is gone when Stop returns, as it promises.
+	proc.WaitGroupGone(r.pgid, 2*time.Second)
 }
 
 // logWriter puts the connection's own complaints into the worker log.

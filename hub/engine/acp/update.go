@@ -71,7 +71,7 @@ func updateName(raw []byte) string {
 	if json.Unmarshal(raw, &v) != nil || v.Update.SessionUpdate == nil {
 		return "(unreadable)"
 	}
-	return oneLine(fmt.Sprint(v.Update.SessionUpdate), 80)
+	return agentcli.OneLine(fmt.Sprint(v.Update.SessionUpdate), 80)
 }
 
 // updateMeta is the _meta of the update's variant (nil if none).
@@ -123,9 +123,9 @@ func parseVariant(u sdk.SessionUpdate) update {
 			if e.Status == sdk.PlanEntryStatusCompleted {
 				done++
 			}
-			items = append(items, oneLine(e.Content, 80))
+			items = append(items, agentcli.OneLine(e.Content, 80))
 		}
-		return update{kind: "plan", text: oneLine(fmt.Sprintf("plan (%d/%d done): %s", done, len(items), strings.Join(items, "; ")), 300)}
+		return update{kind: "plan", text: agentcli.OneLine(fmt.Sprintf("plan (%d/%d done): %s", done, len(items), strings.Join(items, "; ")), 300)}
 	case u.UsageUpdate != nil:
 		up := update{kind: "usage"}
 		if c := u.UsageUpdate.Cost; c != nil && strings.EqualFold(c.Currency, "USD") && agentcli.Dollars(c.Amount) {
@@ -159,7 +159,7 @@ func (u *update) fill(in, out any, locs []sdk.ToolCallLocation, content []sdk.To
 	}
 	if in != nil {
 		if b, err := json.Marshal(in); err == nil {
-			u.input = oneLine(string(b), 300)
+			u.input = agentcli.OneLine(string(b), 300)
 		}
 	}
 	if m, ok := out.(map[string]any); ok {
@@ -476,7 +476,7 @@ func toolName(tc *toolCall) string {
 		name = "tool"
 	}
 	if tc.title != "" {
-		name += " (" + oneLine(tc.title, 80) + ")"
+		name += " (" + agentcli.OneLine(tc.title, 80) + ")"
 	}
 	return name
 }
@@ -526,7 +526,7 @@ func (s *state) unmetered() {
 func (s *state) firstCall(method string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	key := "call " + oneLine(method, 80)
+	key := "call " + agentcli.OneLine(method, 80)
 	if len(s.unknowns) >= 256 {
 		return false
 	}
@@ -633,12 +633,4 @@ func (o *outbox) stop() {
 	close(o.wake)
 	<-o.stopped
 	o.drain()
-}
-
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }

@@ -305,7 +305,7 @@ func (r *run) supervise(ctx context.Context, exited <-chan error) {
 // not know is kept in the worker log.
 func (r *run) line(b []byte) {
 	if !r.inv.Parse(b, r.rec) {
-		r.rec.Log("[event] " + oneLine(string(b), 400))
+		r.rec.Log("[event] " + OneLine(string(b), 400))
 	}
 }
 
@@ -370,13 +370,12 @@ func (r *run) Stop(grace time.Duration) {
 	<-r.done
 	// A signal is delivered, not acted on, when Kill returns: give the
 	// group a moment to be gone, so what Stop promises holds when it returns.
-	deadline := time.Now().Add(2 * time.Second)
-	for proc.GroupAlive(pgid) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond) // no wait on a group whose members are not our children
-	}
+	proc.WaitGroupGone(pgid, 2*time.Second)
 }
 
-func oneLine(s string, n int) string {
+// OneLine is s on one line, its runs of white space one space, cut to at
+// most n runes: how a worker's text goes into a log line or a note.
+func OneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if r := []rune(s); len(r) > n {
 		return string(r[:n-1]) + "…"

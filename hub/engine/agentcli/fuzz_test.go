@@ -13,7 +13,7 @@ import (
 // a small buffer, so that lines longer than it are reassembled), and puts
 // each line on one line for the worker log as the recorder does. readLine
 // must never panic or hang, must give back every byte in order, each line
-// ending at its first newline; oneLine must give at most n runes with no
+// ending at its first newline; OneLine must give at most n runes with no
 // line breaks or runs of spaces, the whole line when it fits.
 func FuzzReadLine(f *testing.F) {
 	f.Add([]byte("{\"type\":\"a\"}\n{\"type\":\"b\"}\n"), 400)
@@ -48,15 +48,15 @@ func FuzzReadLine(f *testing.F) {
 
 		n = 1 + int(uint(n)%1000)
 		s := string(data)
-		one := oneLine(s, n)
+		one := OneLine(s, n)
 		if c := utf8.RuneCountInString(one); c > n {
-			t.Fatalf("oneLine(%q, %d) has %d runes", s, n, c)
+			t.Fatalf("OneLine(%q, %d) has %d runes", s, n, c)
 		}
 		if strings.ContainsAny(one, "\n\r\t") || strings.Contains(one, "  ") {
-			t.Fatalf("oneLine(%q, %d) = %q, not one line", s, n, one)
+			t.Fatalf("OneLine(%q, %d) = %q, not one line", s, n, one)
 		}
 		if whole := strings.Join(strings.Fields(s), " "); utf8.RuneCountInString(whole) <= n && one != whole {
-			t.Fatalf("oneLine(%q, %d) = %q, want the whole %q", s, n, one, whole)
+			t.Fatalf("OneLine(%q, %d) = %q, want the whole %q", s, n, one, whole)
 		}
 	})
 }

@@ -87,8 +87,8 @@ func (rc *Recorder) Said(text string) {
 	if text == "" {
 		return
 	}
-	rc.Log("[worker] " + oneLine(text, 2000))
-	note := oneLine(text, 200)
+	rc.Log("[worker] " + OneLine(text, 2000))
+	note := OneLine(text, 200)
 	rc.mu.Lock()
 	same := note == rc.lastSaid
 	rc.lastSaid = note
@@ -102,18 +102,18 @@ func (rc *Recorder) Tool(name, input string) {
 	rc.mu.Lock()
 	rc.tools++
 	rc.mu.Unlock()
-	rc.Log("[tool] " + name + " " + oneLine(input, 300))
+	rc.Log("[tool] " + name + " " + OneLine(input, 300))
 }
 
 func (rc *Recorder) Command(cmd string, exitCode *int) {
 	rc.mu.Lock()
-	rc.commands = append(rc.commands, protocol.ObservedCommand{Command: oneLine(cmd, 500), Role: "worker command", ExitCode: exitCode})
+	rc.commands = append(rc.commands, protocol.ObservedCommand{Command: OneLine(cmd, 500), Role: "worker command", ExitCode: exitCode})
 	rc.mu.Unlock()
 	code := "?"
 	if exitCode != nil {
 		code = fmt.Sprint(*exitCode)
 	}
-	rc.Log("[command] exit " + code + ": " + oneLine(cmd, 300))
+	rc.Log("[command] exit " + code + ": " + OneLine(cmd, 300))
 }
 
 func (rc *Recorder) Usage(u model.Usage) {
@@ -146,7 +146,7 @@ func (rc *Recorder) Final(text string) {
 	rc.mu.Lock()
 	rc.final = strings.TrimSpace(text)
 	rc.mu.Unlock()
-	rc.Log("[final] " + oneLine(text, 2000))
+	rc.Log("[final] " + OneLine(text, 2000))
 }
 
 func (rc *Recorder) Failed(msg string) {
@@ -155,7 +155,7 @@ func (rc *Recorder) Failed(msg string) {
 		rc.failure = strings.TrimSpace(msg)
 	}
 	rc.mu.Unlock()
-	rc.Log("[failed] " + oneLine(msg, 1000))
+	rc.Log("[failed] " + OneLine(msg, 1000))
 }
 
 // Unmetered marks a run the agent did work in without saying what it

@@ -7,8 +7,6 @@
 package gemini
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 
 	"github.com/hub-agents/hub/agent/profile"
@@ -57,10 +55,6 @@ func env(c acp.Profile) []string {
 // commands without a pseudo-terminal (a worker has no one to type into
 // one, and Landlock denies /dev/ptmx).
 func prepare(home string, _ engine.Spec, c acp.Profile) error {
-	dir := filepath.Join(home, ".gemini")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
 	settings := map[string]any{
 		"security":  map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}, "folderTrust": map[string]any{"enabled": false}},
 		"privacy":   map[string]any{"usageStatisticsEnabled": false},
@@ -70,9 +64,5 @@ func prepare(home string, _ engine.Spec, c acp.Profile) error {
 		"tools":     map[string]any{"disableLLMCorrection": true, "useRipgrep": false, "shell": map[string]any{"enableInteractiveShell": false}},
 		"ide":       map[string]any{"enabled": false},
 	}
-	b, err := json.MarshalIndent(settings, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "settings.json"), append(b, '\n'), 0o600)
+	return acp.WriteSettings(filepath.Join(home, ".gemini", "settings.json"), settings)
 }

@@ -7,8 +7,6 @@
 package qwen
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 
 	"github.com/hub-agents/hub/agent/profile"
@@ -71,10 +69,6 @@ var hubTools = []string{"mcp__hub__ask_supervisor", "mcp__hub__report_progress",
 // telemetry, usage statistics or update check, no sleep inhibitor (a D-Bus
 // call to systemd).
 func prepare(home string, spec engine.Spec, c acp.Profile) error {
-	dir := filepath.Join(home, ".qwen")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
 	mode := "default"
 	if spec.Params.Kind == protocol.KindRead {
 		mode = "plan"
@@ -89,9 +83,5 @@ func prepare(home string, spec engine.Spec, c acp.Profile) error {
 		"general":   map[string]any{"enableAutoUpdate": false, "preventSystemSleep": false},
 		"ui":        map[string]any{"enableFollowupSuggestions": false},
 	}
-	b, err := json.MarshalIndent(settings, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(filepath.Join(dir, "settings.json"), append(b, '\n'), 0o600)
+	return acp.WriteSettings(filepath.Join(home, ".qwen", "settings.json"), settings)
 }
