@@ -52,8 +52,11 @@ type Request struct {
 	Files []string `json:"files,omitempty"`
 }
 
+// Auto is the engine name that lets the router pick.
+const Auto = "auto"
+
 // Auto reports whether the router picks the engine.
-func (r Request) Auto() bool { return r.Engine == "" || r.Engine == "auto" }
+func (r Request) Auto() bool { return r.Engine == "" || r.Engine == Auto }
 
 // Engine is one engine as the snapshot saw it.
 type Engine struct {

@@ -18,8 +18,9 @@ const (
 	ModeLegacy = "legacy"
 )
 
-// DefaultOrder is the fixed order: legacy mode's ranking, and the
-// tie-break in utility mode. The built-in worker comes first because its
+// DefaultOrder names every engine hub has built in (config.json's agents
+// may not take one of these names) in the fixed order: legacy mode's
+// ranking, and the tie-break in utility mode. The built-in worker comes first because its
 // fixed prompt is the smallest, so it spends the least on the same model.
 var DefaultOrder = []string{"builtin", "claude", "codex", "opencode", "gemini", "qwen", "exec"}
 

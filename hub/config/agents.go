@@ -3,8 +3,11 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/hub-agents/hub/router"
 )
 
 // Agent is a user-defined ACP agent: an "agents" entry of config.json,
@@ -62,7 +65,7 @@ func checkAgents(agents map[string]Agent, file string) error {
 		if !agentNameRe.MatchString(n) {
 			return bad("name it with 1-32 lower-case letters, digits or '-', starting with a letter")
 		}
-		if builtinEngines[n] {
+		if n == router.Auto || slices.Contains(router.DefaultOrder, n) {
 			return bad("%s is one of hub's own engines; give the agent another name", n)
 		}
 		if strings.TrimSpace(a.Command) == "" {
@@ -92,11 +95,6 @@ func checkAgents(agents map[string]Agent, file string) error {
 	}
 	return nil
 }
-
-// builtinEngines are the names hub's own engines take (hub/cli registers
-// them); an agent may not shadow one.
-var builtinEngines = map[string]bool{"builtin": true, "exec": true, "claude": true, "codex": true, "opencode": true,
-	"gemini": true, "qwen": true, "auto": true}
 
 // agentProviders are the profile providers an agent may ask for.
 var agentProviders = map[string]bool{"openai": true, "anthropic": true, "gemini": true, "ollama": true}

@@ -285,7 +285,7 @@ func Explain(ctx context.Context, p protocol.StartParams, s config.Settings, reg
 
 // knownEngine refuses an engine name hub does not have ("" and auto are the router's).
 func knownEngine(p protocol.StartParams, reg *engine.Registry) *FieldError {
-	if p.Engine == "" || p.Engine == "auto" {
+	if p.Engine == "" || p.Engine == router.Auto {
 		return nil
 	}
 	if _, ok := reg.Get(p.Engine); !ok {
