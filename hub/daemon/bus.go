@@ -87,7 +87,10 @@ func (s *Server) pump(ctx context.Context) {
 				}
 			}
 			for _, st := range changed {
-				sub.send(notification{protocol.NotifyJobChanged, st})
+				if st.Cursor > sub.sent[st.ID] {
+					sub.sent[st.ID] = st.Cursor
+					sub.send(notification{protocol.NotifyJobChanged, st})
+				}
 			}
 		}
 		s.subsMu.Unlock()

@@ -22,10 +22,14 @@ type subscriber struct {
 	conn *rpc.Conn
 	q    chan notification
 	last int64
+	// sent is the cursor of the last job/changed sent per job: a status
+	// read while the pump fans out a batch may already include the next
+	// batch's events, and is not sent twice.
+	sent map[string]int64
 }
 
 func newSubscriber(c *rpc.Conn, last int64) *subscriber {
-	s := &subscriber{conn: c, q: make(chan notification, subscriberQueue), last: last}
+	s := &subscriber{conn: c, q: make(chan notification, subscriberQueue), last: last, sent: map[string]int64{}}
 	go func() {
 		for {
 			select {
