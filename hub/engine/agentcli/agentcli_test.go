@@ -302,3 +302,28 @@ func TestExitWithBackgroundChild(t *testing.T) {
 		t.Errorf("the CLI's background child %d outlived the run", child)
 	}
 }
+
+// TestVersionProbeStaysOut: `--version` runs in a throwaway home, also as
+// its working directory, so a program that starts instead of answering
+// writes nothing where the caller stands, and nothing into the real HOME.
+func TestVersionProbeStaysOut(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("HUB_HOME", filepath.Join(home, "hub"))
+	here := t.TempDir()
+	t.Chdir(here)
+	bin := filepath.Join(t.TempDir(), "agent")
+	script := "#!/bin/sh\necho started > started.txt\necho state > \"$HOME/state.txt\"\necho \"agent 1.2.3\"\necho second line\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	v, err := agentcli.Version(context.Background(), bin)
+	if err != nil || v != "agent 1.2.3" {
+		t.Fatalf("Version = %q, %v", v, err)
+	}
+	for _, p := range []string{filepath.Join(here, "started.txt"), filepath.Join(home, "state.txt")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("the probe wrote %s", p)
+		}
+	}
+}

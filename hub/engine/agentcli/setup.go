@@ -85,7 +85,7 @@ func Find(name, envVar string) (string, error) {
 // listing engines does not start every CLI again (OpenCode takes seconds).
 var versions sync.Map // "path\x00size\x00mtime" → string
 
-// Version runs `path --version` with a throwaway HOME (a CLI writes its
+// Version runs `path --version` in a throwaway HOME (a CLI writes its
 // state into HOME even for that) and returns its first line. The answer is
 // kept while the binary is the same file.
 func Version(ctx context.Context, path string) (string, error) {
@@ -115,6 +115,10 @@ func version(ctx context.Context, path string) (string, error) {
 	// A child left holding its output must not hold the probe (nor the
 	// engine list waiting on it).
 	cmd.WaitDelay = 2 * time.Second
+	// In the throwaway home too, not the caller's directory (the daemon's,
+	// or the user's shell's for `hub engines`): a CLI that starts instead of
+	// answering writes its files there.
+	cmd.Dir = home
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "TERM=dumb", "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
 		"XDG_DATA_HOME=" + filepath.Join(home, ".local", "share"), "XDG_CACHE_HOME=" + filepath.Join(home, ".cache"), "CODEX_HOME=" + filepath.Join(home, ".codex")}
 	out, err := cmd.Output()
