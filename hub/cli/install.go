@@ -329,7 +329,8 @@ hub itself: the daemon answers (started if need be), its engines, the default pr
 Each client: its program is on PATH (and its version, asked with a scratch HOME),
 hub's entry is in its config and runs an existing hub, a real MCP handshake with
 that server started exactly as the client would (command, args, env) offers hub's
-tools, and the delegation skill is in place.
+tools, the delegation skill is in place, and for Gemini CLI that it trusts the
+current folder (it starts no MCP server in one it does not).
 
 Without --client it checks the clients hub is set up for and lists the others;
 --client names clients that must pass. Exit 0 when everything checked is fine, 1 otherwise.`,
@@ -363,7 +364,8 @@ func runDoctor(ctx context.Context, ios *IO, o *doctorOptions, explicit bool) er
 	if err != nil {
 		return err
 	}
-	opts := install.DoctorOptions{Env: env, Environ: os.Environ(), Want: want, Version: Version}
+	dir, _ := os.Getwd()
+	opts := install.DoctorOptions{Env: env, Environ: os.Environ(), Want: want, Version: Version, Dir: dir}
 	rep := doctorReport{Clients: make([]install.Report, len(clients))}
 	var wg sync.WaitGroup
 	for i, c := range clients {

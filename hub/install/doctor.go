@@ -291,6 +291,9 @@ type DoctorOptions struct {
 	Want    Entry         // the entry install would write now
 	Version string        // this hub's version
 	Timeout time.Duration // for each program doctor runs; 0 means 30 s
+	// Dir is the folder the clients would run in (doctor's own), for
+	// Gemini CLI's folder trust; "" skips that check.
+	Dir string
 }
 
 // Diagnose checks one client: its program, hub's entry in its config, a
@@ -359,6 +362,12 @@ func Diagnose(ctx context.Context, c Client, o DoctorOptions) Report {
 			default:
 				add("handshake", OK, "", "%s %s answers (protocol %s, %d tools)", h.ServerName, h.ServerVersion, h.ProtocolVersion, len(h.Tools))
 			}
+		}
+	}
+
+	if en != nil {
+		if ch, ok := trustCheck(c, o.Env, o.Dir); ok {
+			r.Checks = append(r.Checks, ch)
 		}
 	}
 
