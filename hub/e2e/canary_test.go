@@ -21,6 +21,7 @@ import (
 
 	"github.com/hub-agents/hub/hub/client"
 	"github.com/hub-agents/hub/hub/internal/hubtest"
+	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -238,8 +239,7 @@ cat .env`
 		hubtest.Call[protocol.CleanupResult](t, ctx, cl, protocol.MethodJobCleanup, protocol.CleanupParams{ID: id})
 		waitUnlocked(t, ctx, w.paths.ShimLock(id))
 	}
-	shutdown(t, ctx, cl)
-	waitUnlocked(t, ctx, w.paths.DaemonLock())
+	shutdownAndExit(t, ctx, cl)
 	scanTree(t, c, w.paths.Home, "")
 	if _, err := os.Stat(w.paths.DB()); err != nil {
 		t.Fatalf("no store to scan: %v", err)
@@ -354,6 +354,18 @@ func waitUnlocked(t *testing.T, ctx context.Context, path string) {
 		t.Fatalf("%s is still held: %v", path, err)
 	}
 	_ = l.Unlock()
+}
+
+// shutdownAndExit stops the daemon and waits until its process has exited
+// (it gives its lock up before it closes the store, so the lock does not
+// say the store is closed).
+func shutdownAndExit(t *testing.T, ctx context.Context, cl *client.Client) {
+	t.Helper()
+	pid := cl.Info.PID
+	shutdown(t, ctx, cl)
+	if err := proc.WaitExit(ctx, pid, 30*time.Second); err != nil {
+		t.Fatalf("the daemon: %v", err)
+	}
 }
 
 // shutdown stops the daemon and waits until its connection closes.

@@ -235,8 +235,7 @@ func TestWorktreeIncludeCanary(t *testing.T) {
 		t.Errorf("out.txt lost what the worker wrote")
 	}
 	hubtest.Call[protocol.CleanupResult](t, ctx, c, protocol.MethodJobCleanup, protocol.CleanupParams{ID: id, DeleteBranch: true, Force: true})
-	shutdown(t, ctx, c)
-	waitUnlocked(t, ctx, w.paths.DaemonLock())
+	shutdownAndExit(t, ctx, c)
 	dumpStore(t, cs, w.paths.DB())
 	scanTree(t, cs, w.paths.Home, "")
 }
