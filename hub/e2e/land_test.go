@@ -1,6 +1,9 @@
 package e2e
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,9 +24,13 @@ func TestMCPLand(t *testing.T) {
 	repo := sampleRepo(t, "land")
 	cs, _ := w.mcpSession(ctx, "2025-11-25")
 	verify := `test -s bug.txt`
+	// The two fixes run until the test has seen their conflict forecast
+	// (a loaded machine may take a few rounds), a minute at most.
+	gate := filepath.Join(t.TempDir(), "seen")
+	hold := fmt.Sprintf(`; for i in $(seq 600); do [ -f %s ] && break; sleep 0.1; done`, gate)
 	startRes := callTool(t, ctx, cs, "start_many", map[string]any{"jobs": []map[string]any{
-		{"task": "fix bug.txt", "repo": repo, "engine": "exec", "exec": `printf 'fixed\n' > bug.txt; sleep 5`, "verify": verify},
-		{"task": "fix bug.txt another way", "repo": repo, "engine": "exec", "exec": `printf 'mended\n' > bug.txt; sleep 5`, "verify": verify},
+		{"task": "fix bug.txt", "repo": repo, "engine": "exec", "exec": `printf 'fixed\n' > bug.txt` + hold, "verify": verify},
+		{"task": "fix bug.txt another way", "repo": repo, "engine": "exec", "exec": `printf 'mended\n' > bug.txt` + hold, "verify": verify},
 		{"task": "add notes", "repo": repo, "engine": "exec", "exec": `printf 'notes\n' > NOTES.md`, "verify": "test -s NOTES.md"},
 	}})
 	var started protocol.StartManyResult
@@ -43,6 +50,9 @@ func TestMCPLand(t *testing.T) {
 		if strings.Contains(contentText(st), "conflicts with hub/"+ids[1]+" in bug.txt") {
 			if js.State.Terminal() {
 				t.Fatalf("the conflict was seen only after the job ended: %s", contentText(st))
+			}
+			if err := os.WriteFile(gate, nil, 0o644); err != nil {
+				t.Fatal(err)
 			}
 			break
 		}
