@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -144,8 +143,8 @@ func TestRealClaudeCode(t *testing.T) {
 		t.Fatalf("git init: %v %s", err, out)
 	}
 	mb := &hubtest.Mailbox{}
-	var log strings.Builder
-	spec := engine.Spec{JobID: "j", Dir: dir, Scratch: t.TempDir(), HubBinary: "/bin/true", Mailbox: mb, Output: &syncWriter{w: &log},
+	log := &hubtest.Buffer{}
+	spec := engine.Spec{JobID: "j", Dir: dir, Scratch: t.TempDir(), HubBinary: "/bin/true", Mailbox: mb, Output: log,
 		Params: protocol.StartParams{Task: "write done.txt", Profile: "a", AskTimeoutS: 60},
 		Env:    []string{"PATH=" + os.Getenv("PATH"), "HUB_JOB=j", "HUB_SOCKET=/nonexistent"}}
 	e := New(Options{ConfigDir: cfg})
@@ -179,17 +178,6 @@ func TestRealClaudeCode(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(spec.Scratch, "home", ".claude")); err != nil {
 		t.Errorf("Claude Code's state is not in the job's own home: %v", err)
 	}
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  *strings.Builder
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 func TestCheckRefuses(t *testing.T) {

@@ -169,8 +169,8 @@ func TestRealClaudeCodeRateLimits(t *testing.T) {
 		if out, err := exec.Command("git", "-C", dir, "init", "-q").CombinedOutput(); err != nil {
 			t.Fatalf("git init: %v %s", err, out)
 		}
-		var log strings.Builder
-		spec := engine.Spec{JobID: "j", Dir: dir, Scratch: t.TempDir(), HubBinary: "/bin/true", Mailbox: &hubtest.Mailbox{}, Output: &syncWriter{w: &log},
+		log := &hubtest.Buffer{}
+		spec := engine.Spec{JobID: "j", Dir: dir, Scratch: t.TempDir(), HubBinary: "/bin/true", Mailbox: &hubtest.Mailbox{}, Output: log,
 			Params: protocol.StartParams{Task: "say done", Profile: "a", AskTimeoutS: 60},
 			Env:    []string{"PATH=" + os.Getenv("PATH"), "HUB_JOB=j", "HUB_SOCKET=/nonexistent"}}
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
