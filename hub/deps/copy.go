@@ -7,10 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 
 	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/hub/internal/pathx"
 )
 
 // copied is what copyTree made: the paths (files and links, from the
@@ -215,8 +215,7 @@ func relink(top, into, p, target string) string {
 	if !filepath.IsAbs(target) {
 		abs = filepath.Join(filepath.Dir(p), target)
 	}
-	rel, err := filepath.Rel(top, abs)
-	inside := err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	rel, inside := pathx.Under(top, abs)
 	switch {
 	case inside && !filepath.IsAbs(target):
 		return target // resolves to the same place inside into

@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"strings"
+
+	"github.com/hub-agents/hub/hub/internal/pathx"
 )
 
 // Gemini CLI starts MCP servers (hub among them) only in a folder it
@@ -97,18 +98,12 @@ func trustOf(rules map[string]string, dir string) (level, rule string) {
 		if lv == trustParent {
 			scope = filepath.Dir(path)
 		}
-		if !within(realPath(scope), dir) || len(path) <= len(rule) {
+		if _, ok := pathx.Under(realPath(scope), dir); !ok || len(path) <= len(rule) {
 			continue
 		}
 		level, rule = lv, path
 	}
 	return level, rule
-}
-
-// within reports whether dir is parent or inside it.
-func within(parent, dir string) bool {
-	rel, err := filepath.Rel(parent, dir)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // realPath resolves p's links when it exists, and cleans it otherwise.

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/hub-agents/hub/hub/engine/agentcli"
+	"github.com/hub-agents/hub/hub/internal/pathx"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -118,9 +119,8 @@ func (r *run) inside(path string) bool {
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(r.spec.Dir, path)
 	}
-	p := resolve(filepath.Clean(path))
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	_, ok := pathx.Under(root, resolve(filepath.Clean(path)))
+	return ok
 }
 
 // resolve follows the symbolic links of the longest part of p that exists,
