@@ -6,10 +6,14 @@ BIN     := bin/hub
 VERSION ?=
 LDFLAGS := $(if $(VERSION),-X github.com/hub-agents/hub/hub/cli.Version=$(VERSION))
 
-.PHONY: build test demo bench lint faults fuzz clean protocol vsix
+.PHONY: build runners test demo bench lint faults fuzz clean protocol vsix
 
 build:
 	$(GO) build -buildvcs=auto -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/hub
+
+## runners: build the remote runners beside hub (bin/hub-temporal: hub with its Temporal relay and worker).
+runners: build
+	cd hub/temporal && $(GO) build -buildvcs=auto -ldflags "$(LDFLAGS)" -o ../../bin/hub-temporal ./cmd/hub-temporal
 
 ## test: install what the tests need when missing, then run them all.
 test:
@@ -50,6 +54,7 @@ fuzz:
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
+	cd hub/temporal && $(GO) vet ./...
 
 clean:
 	rm -rf bin

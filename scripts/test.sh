@@ -48,6 +48,11 @@ go test -count=1 -p 2 -timeout 20m ./...
 go test -count=1 -race ./hub/rpc ./hub/store ./hub/mcpserver ./hub/client ./hub/job ./hub/daemon ./hub/engine/... ./agent/... ./rubric
 HUB_TEST_RACE=1 GORACE=halt_on_error=1 go test -count=1 -timeout 20m ./hub/e2e ./hub/cli
 
+# The Temporal runner, a module of its own (hub's core never links Temporal):
+# its tests run jobs on real worker processes through Temporal's in-process
+# test server.
+(cd hub/temporal && go mod download && go vet ./... && go test -count=1 -p 2 -timeout 20m ./...)
+
 make build
 # The official MCP conformance suite against a real `hub mcp --http` (the
 # suite and the Node 24 it needs are installed once, into ~/.cache/hub).

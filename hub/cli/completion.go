@@ -141,7 +141,7 @@ func branchNames() []string {
 
 // engineNames is every engine hub has, and auto.
 func engineNames() []string {
-	return append([]string{"auto"}, engines(zerolog.Nop()).Names()...)
+	return append([]string{"auto"}, Engines(zerolog.Nop()).Names()...)
 }
 
 func clientNames() []string {

@@ -16,7 +16,7 @@ func TestEngineNames(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("HUB_HOME", home)
 	t.Setenv("HOME", home)
-	got := engines(zerolog.Nop()).Names()
+	got := Engines(zerolog.Nop()).Names()
 	want := slices.Clone(router.DefaultOrder)
 	slices.Sort(got)
 	slices.Sort(want)

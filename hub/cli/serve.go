@@ -44,10 +44,10 @@ import (
 	"github.com/hub-agents/hub/internal/logfile"
 )
 
-// engines is every engine this build of hub has, and the ACP agents the
+// Engines is every engine this build of hub has, and the ACP agents the
 // user defined in config.json (read when the daemon, or a job's shim,
 // starts; a config.json that does not read adds none, and says why).
-func engines(log zerolog.Logger) *engine.Registry {
+func Engines(log zerolog.Logger) *engine.Registry {
 	dir := config.ConfigDir()
 	all := []engine.Engine{builtin.New(builtin.Options{ConfigDir: dir, Log: log}), execengine.New(),
 		claude.New(claude.Options{ConfigDir: dir}), codex.New(codex.Options{ConfigDir: dir}),
@@ -129,7 +129,7 @@ func newServeCmd(ios *IO) *cobra.Command {
 				return err
 			}
 			log := logger(ownLog(ios.ErrOut, paths.DaemonLog()), nil, "daemon")
-			err = daemon.Serve(cmd.Context(), daemon.Options{Paths: paths, Engines: engines(log), Log: log, Version: Version})
+			err = daemon.Serve(cmd.Context(), daemon.Options{Paths: paths, Engines: Engines(log), Log: log, Version: Version})
 			if errors.Is(err, daemon.ErrRunning) {
 				fmt.Fprintf(ios.ErrOut, "hub: a daemon already serves %s\n", paths.Home)
 				return nil
@@ -206,7 +206,7 @@ func newShimCmd(ios *IO) *cobra.Command {
 				return err
 			}
 			log := logger(ownLog(ios.ErrOut, paths.ShimLog(args[0])), nil, "shim").With().Str("job", args[0]).Logger()
-			err = shim.Run(cmd.Context(), shim.Options{Paths: paths, JobID: args[0], Engines: engines(log), Log: log})
+			err = shim.Run(cmd.Context(), shim.Options{Paths: paths, JobID: args[0], Engines: Engines(log), Log: log})
 			if errors.Is(err, shim.ErrOwned) {
 				return nil
 			}

@@ -200,6 +200,9 @@ type Settings struct {
 	JobRetentionDays int `json:"job_retention_days"` // HUB_JOB_RETENTION_DAYS, default 30
 	// Agents are user-defined ACP agents, each an engine of its name.
 	Agents map[string]Agent `json:"agents,omitempty"`
+	// Queues are remote queues: a job started with their name runs on
+	// another machine, through the queue's runner (see Queue).
+	Queues map[string]Queue `json:"queues,omitempty"`
 }
 
 // Defaults returns the built-in settings.
@@ -248,6 +251,9 @@ func Load() (Settings, error) {
 		return s, err
 	}
 	if err := checkAgents(s.Agents, path); err != nil {
+		return s, err
+	}
+	if err := checkQueues(s.Queues, path); err != nil {
 		return s, err
 	}
 	return s, nil

@@ -332,22 +332,59 @@ func (s *Server) spawn(ctx context.Context, id string) error {
 	if err := syscall.Flock(int(lockf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		return fmt.Errorf("job %s is locked by another process: %w", id, err)
 	}
-	if err := s.o.Spawn(id, lockf); err != nil {
+	runner, err := s.runnerOf(ctx, id)
+	if err != nil {
+		return err
+	}
+	if runner != "" {
+		err = s.o.startShim(id, lockf, runner, "relay", id)
+	} else {
+		err = s.o.Spawn(id, lockf)
+	}
+	if err != nil {
 		return err
 	}
 	s.watchLock(ctx, id)
 	return nil
 }
 
-// spawnProcess is the default Spawn: `hub shim <id>` in a session of its
-// own, its output in the job's shim log, the lock handed over as fd 3.
+// runnerOf is the program that runs job id in place of its shim when the
+// job is on a remote queue, "" when it runs here.
+func (s *Server) runnerOf(ctx context.Context, id string) (string, error) {
+	j, err := s.st.Job(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	p, err := store.DecodeSpec(j.Spec)
+	if err != nil || p.Queue == "" {
+		return "", nil // a spec the shim cannot read fails there, with the reason
+	}
+	set, err := s.o.Settings()
+	if err != nil {
+		return "", err
+	}
+	q, ok := set.Queues[p.Queue]
+	if !ok {
+		return "", fmt.Errorf("queue %s is no longer in config.json; put it back, or stop the job", p.Queue)
+	}
+	return q.RunnerCommand(s.o.HubBinary)
+}
+
+// spawnProcess is the default Spawn: `hub shim <id>`.
 func (o Options) spawnProcess(id string, lock *os.File) error {
+	return o.startShim(id, lock, o.HubBinary, "shim", id)
+}
+
+// startShim starts a job's shim (or a remote queue's relay, which stands
+// in for it) in a session of its own, its output in the job's shim log,
+// the lock handed over as fd 3.
+func (o Options) startShim(id string, lock *os.File, name string, args ...string) error {
 	logf, err := os.OpenFile(o.Paths.ShimLog(id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-	cmd := exec.Command(o.HubBinary, "shim", id)
+	cmd := exec.Command(name, args...)
 	cmd.Env = append(os.Environ(), "HUB_HOME="+o.Paths.Home, shim.LockFDEnv+"=3")
 	cmd.ExtraFiles = []*os.File{lock}
 	cmd.Stdout, cmd.Stderr = logf, logf

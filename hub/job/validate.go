@@ -158,6 +158,18 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 		return nil, bad("repo", "pass the absolute path of a git checkout", "repo is required for a write job")
 	}
 
+	if p.Queue != "" {
+		q, ok := s.Queues[p.Queue]
+		if !ok {
+			return nil, bad("queue", "name a queue of config.json's queues, or leave queue out to run the job on this machine", "there is no queue %q", p.Queue)
+		}
+		if r.Repo == nil {
+			return nil, bad("queue", "pass repo: a remote worker gets the repository from the queue's git remote", "a job on a remote queue needs a repo")
+		}
+		q = q.Defaulted(p.Queue)
+		r.Notes = append(r.Notes, fmt.Sprintf("runs on queue %s (%s, task queue %s), not on this machine; its branch comes back through %s",
+			p.Queue, q.Runner, q.TaskQueue, q.Remote))
+	}
 	// Engine: the one named, or the router's pick.
 	if err := knownEngine(p, reg); err != nil {
 		return nil, err

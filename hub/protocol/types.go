@@ -55,6 +55,7 @@ const (
 	CategoryRubric  = "rubric"  // the definition of done was not met
 	CategoryStopped = "stopped" // stopped by a caller, or hub shut it down
 	CategoryTimeout = "timeout" // the job ran past its timeout
+	CategoryRemote  = "remote"  // a remote queue could not run it, or its worker could not push its branch back
 )
 
 // CategoryOf is why a job that ended in state did not succeed: category
@@ -207,6 +208,8 @@ type StartParams struct {
 	Deps string `json:"deps,omitempty"`
 	// SetupTimeoutS bounds the dependencies' install and the setup command, each (default 900).
 	SetupTimeoutS int `json:"setup_timeout_s,omitempty"`
+	// Queue runs the job on a remote queue's workers (config.json queues) instead of this machine.
+	Queue string `json:"queue,omitempty"`
 }
 
 // StartResult is what start returns at once, before the job is prepared.

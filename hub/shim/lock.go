@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"github.com/gofrs/flock"
+
+	"github.com/hub-agents/hub/hub/config"
 )
 
 // LockFDEnv names the environment variable through which the daemon hands
@@ -54,4 +56,11 @@ func lockJob(path string, handed *os.File) (release func(), err error) {
 		return nil, ErrOwned
 	}
 	return func() { _ = l.Unlock() }, nil
+}
+
+// TakeLock takes job id's lock for a process that stands in for its shim
+// (a remote queue's relay): the one the daemon handed over in LockFDEnv,
+// else the lock file. ErrOwned when another process holds it.
+func TakeLock(paths config.Paths, id string) (release func(), err error) {
+	return lockJob(paths.ShimLock(id), nil)
 }

@@ -6,10 +6,12 @@ package hubtest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -29,17 +31,28 @@ var (
 	buildErr  error
 )
 
+// Root is the top of hub's source tree (the core module's folder), found
+// from this file's own place in it, so a nested module's tests find it too.
+func Root() (string, error) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return "", errors.New("hubtest: cannot tell where its source is")
+	}
+	root := filepath.Join(filepath.Dir(file), "..", "..", "..")
+	if _, err := os.Stat(filepath.Join(root, "cmd", "hub", "main.go")); err != nil {
+		return "", fmt.Errorf("hubtest: %s is not hub's source tree: %w", root, err)
+	}
+	return filepath.Clean(root), nil
+}
+
 // Binary builds ./cmd/hub once per test process and returns its path.
 func Binary() (string, error) {
 	buildOnce.Do(func() {
-		gocmd := exec.Command("go", "env", "GOMOD")
-		gocmd.Env = goEnv
-		out, err := gocmd.Output()
+		root, err := Root()
 		if err != nil {
-			buildErr = fmt.Errorf("go env GOMOD: %w", err)
+			buildErr = err
 			return
 		}
-		root := filepath.Dir(strings.TrimSpace(string(out)))
 		dir, err := os.MkdirTemp("", "hub-bin-")
 		if err != nil {
 			buildErr = err
@@ -58,6 +71,28 @@ func Binary() (string, error) {
 		}
 	})
 	return binPath, buildErr
+}
+
+// BuildBeside builds the main package pkg of the module in dir (a nested
+// module of hub's tree, say) into the hub binary's folder as name, so the
+// hub binary finds it beside itself, and returns its path.
+func BuildBeside(dir, pkg, name string) (string, error) {
+	hub, err := Binary()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(filepath.Dir(hub), name)
+	args := []string{"build", "-o", out}
+	if os.Getenv("HUB_TEST_RACE") == "1" {
+		args = append(args, "-race")
+	}
+	cmd := exec.Command("go", append(args, pkg)...)
+	cmd.Dir = dir
+	cmd.Env = goEnv
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+	}
+	return out, nil
 }
 
 // MustBinary is Binary for tests: a build failure fails the test.

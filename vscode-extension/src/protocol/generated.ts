@@ -507,6 +507,8 @@ export interface StartParams {
   deps?: string;
   /** SetupTimeoutS bounds the dependencies' install and the setup command, each (default 900). */
   setup_timeout_s?: number;
+  /** Queue runs the job on a remote queue's workers (config.json queues) instead of this machine. */
+  queue?: string;
 }
 
 /** Isolation is an isolation level: what hub enforces around a job's worker. */

@@ -1,0 +1,437 @@
+package temporal_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/temporaltest"
+
+	"github.com/hub-agents/hub/hub/internal/hubtest"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/hub/temporal"
+)
+
+func TestMain(m *testing.M) { os.Exit(hubtest.Main(m)) }
+
+var (
+	runnerOnce sync.Once
+	runnerPath string
+	runnerErr  error
+)
+
+// runner builds hub-temporal beside the hub binary, where the daemon looks
+// for a queue's runner.
+func runner(t *testing.T) string {
+	t.Helper()
+	runnerOnce.Do(func() {
+		dir, err := os.Getwd()
+		if err != nil {
+			runnerErr = err
+			return
+		}
+		runnerPath, runnerErr = hubtest.BuildBeside(dir, "./cmd/hub-temporal", "hub-temporal")
+	})
+	if runnerErr != nil {
+		t.Fatal(runnerErr)
+	}
+	return runnerPath
+}
+
+// world is a hub (daemon, MCP front end) whose jobs on queue "far" run on
+// worker processes of their own, through a Temporal test server.
+type world struct {
+	t      *testing.T
+	env    *hubtest.Env
+	ts     *temporaltest.TestServer
+	runner string
+	repo   string // the user's repository
+	bare   string // the git remote both sides reach
+}
+
+func newWorld(t *testing.T) *world {
+	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	env := hubtest.NewEnv(t)
+	w := &world{t: t, env: env, ts: ts, runner: runner(t)}
+	base := t.TempDir()
+	w.repo = hubtest.Repo(t, filepath.Join(base, "repo"), map[string]string{"README.md": "hello\n", "bug.txt": "broken\n"})
+	w.bare = filepath.Join(base, "remote.git")
+	hubtest.Git(t, base, "init", "-q", "--bare", w.bare)
+	hubtest.Git(t, w.repo, "remote", "add", "origin", w.bare)
+	hubtest.Git(t, w.repo, "push", "-q", "origin", "main")
+	cfg := map[string]any{"queues": map[string]any{"far": map[string]any{
+		"runner": "temporal", "address": ts.GetFrontendHostPort(), "namespace": ts.GetDefaultNamespace(), "remote": "origin"}}}
+	b, _ := json.Marshal(cfg)
+	dir := filepath.Join(env.UserDir, ".config", "hub")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// worker is a hub-temporal worker process with a HUB_HOME and HOME of its own.
+type worker struct {
+	name string
+	home string // its HUB_HOME
+	cmd  *exec.Cmd
+	log  string
+}
+
+func (w *world) startWorker(name string, flags ...string) *worker {
+	w.t.Helper()
+	base := w.t.TempDir()
+	wk := &worker{name: name, home: filepath.Join(base, "hub"), log: filepath.Join(base, "worker.log")}
+	user := filepath.Join(base, "home")
+	if err := os.MkdirAll(user, 0o700); err != nil {
+		w.t.Fatal(err)
+	}
+	logf, err := os.Create(wk.log)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer logf.Close()
+	args := append([]string{"worker", "--temporal", w.ts.GetFrontendHostPort(), "--namespace", w.ts.GetDefaultNamespace(),
+		"--queue", "far", "--identity", name}, flags...)
+	cmd := exec.Command(w.runner, args...)
+	var env []string
+	for _, kv := range w.env.Vars {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "HUB_HOME", "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME":
+			continue
+		}
+		env = append(env, kv)
+	}
+	cmd.Env = append(env, "HUB_HOME="+wk.home, "HOME="+user, "XDG_CONFIG_HOME="+filepath.Join(user, ".config"),
+		"XDG_DATA_HOME="+filepath.Join(user, ".local", "share"), "HUB_LOG_LEVEL=debug")
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		w.t.Fatal(err)
+	}
+	wk.cmd = cmd
+	w.t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		if w.t.Failed() {
+			b, _ := os.ReadFile(wk.log)
+			w.t.Logf("worker %s log:\n%s", name, b)
+		}
+	})
+	return wk
+}
+
+func (w *world) mcp(ctx context.Context) *mcp.ClientSession {
+	w.t.Helper()
+	cmd := exec.Command(hubtest.MustBinary(w.t), "mcp")
+	cmd.Env = w.env.Vars
+	c := mcp.NewClient(&mcp.Implementation{Name: "remote-e2e", Version: "v0"}, nil)
+	cs, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func call(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name string, args, out any) string {
+	t.Helper()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var text strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	if res.IsError {
+		t.Fatalf("%s: tool error: %s", name, text.String())
+	}
+	if out != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s: structured content %s: %v", name, b, err)
+		}
+	}
+	return text.String()
+}
+
+// waitFor calls wait until the jobs are done (or one asks), and returns their statuses by id.
+func waitFor(t *testing.T, ctx context.Context, cs *mcp.ClientSession, ids ...string) map[string]protocol.JobStatus {
+	t.Helper()
+	var wr protocol.WaitResult
+	call(t, ctx, cs, "wait", map[string]any{"ids": ids, "timeout_s": 120}, &wr)
+	if !wr.Done {
+		t.Fatalf("wait timed out: %+v", wr)
+	}
+	out := map[string]protocol.JobStatus{}
+	for _, s := range wr.Jobs {
+		out[s.ID] = s
+	}
+	return out
+}
+
+func (w *world) start(t *testing.T, ctx context.Context, cs *mcp.ClientSession, params map[string]any) string {
+	t.Helper()
+	params["repo"], params["queue"] = w.repo, "far"
+	if params["engine"] == nil {
+		params["engine"] = "exec"
+	}
+	var sr protocol.StartResult
+	call(t, ctx, cs, "start", params, &sr)
+	if sr.ID == "" {
+		t.Fatalf("start: %+v", sr)
+	}
+	return sr.ID
+}
+
+// TestRemoteJob: a job started from the MCP start tool runs on a remote
+// worker (its own process, HUB_HOME and clone), and wait, result,
+// evidence, verify and the commit on hub/<id> are as for a local job.
+func TestRemoteJob(t *testing.T) {
+	w := newWorld(t)
+	wk := w.startWorker("far-1")
+	ctx := hubtest.Deadline(t, 3*time.Minute)
+	cs := w.mcp(ctx)
+
+	id := w.start(t, ctx, cs, map[string]any{"task": "fix bug.txt",
+		"exec":   `printf 'fixed\n' > bug.txt && hub progress "fixed bug.txt" && echo "fixed it"`,
+		"verify": `grep -qx fixed bug.txt`})
+	st := waitFor(t, ctx, cs, id)[id]
+	if st.State != protocol.StateSucceeded || st.VerifyExit == nil || *st.VerifyExit != 0 {
+		t.Fatalf("status: %+v", st)
+	}
+	head := hubtest.Git(t, w.repo, "rev-parse", "hub/"+id)
+	if st.Head != head {
+		t.Errorf("status head %s, branch hub/%s at %s", st.Head, id, head)
+	}
+	if got := hubtest.Git(t, w.repo, "show", "hub/"+id+":bug.txt"); got != "fixed" {
+		t.Errorf("bug.txt on hub/%s: %q", id, got)
+	}
+	if got := hubtest.Git(t, w.repo, "rev-parse", "hub/"+id+"^"); got != st.Base {
+		t.Errorf("the commit's parent is %s, the base %s", got, st.Base)
+	}
+
+	var rr protocol.ResultResult
+	call(t, ctx, cs, "result", map[string]any{"id": id, "evidence": true}, &rr)
+	if !strings.Contains(rr.Summary, "bug.txt") {
+		t.Errorf("result summary does not name bug.txt:\n%s", rr.Summary)
+	}
+	ev := rr.Evidence
+	if ev == nil || ev.Repo != w.repo || ev.Head != head || len(ev.Files) != 1 || ev.Files[0].Path != "bug.txt" {
+		t.Fatalf("evidence: %+v", ev)
+	}
+	if ev.Verify == nil || ev.Verify.ExitCode != 0 {
+		t.Errorf("evidence verify: %+v", ev.Verify)
+	}
+	if !contains(ev.Notes, "ran on worker far-1 of queue far") {
+		t.Errorf("evidence notes: %q", ev.Notes)
+	}
+
+	// The worker's progress reached the hub's journal.
+	out, _, code := hubtest.Hub(t, "events", id)
+	if code != 0 || !strings.Contains(out, "fixed bug.txt") || !strings.Contains(out, "attempt 1 taken by worker far-1") {
+		t.Errorf("events (exit %d):\n%s", code, out)
+	}
+	// The worker ran it in its own clone, under its own HUB_HOME.
+	if _, err := os.Stat(filepath.Join(wk.home, "hub.db")); err != nil {
+		t.Errorf("the worker's store: %v", err)
+	}
+	// The money: booked and closed once, in the hub's ledger.
+	out, _, code = hubtest.Hub(t, "ledger", "--json")
+	if code != 0 || strings.Count(out, fmt.Sprintf(`"job_id": %q`, id)) != 1 || strings.Contains(out, `"open": true`) {
+		t.Errorf("ledger (exit %d):\n%s", code, out)
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRemoteQuestions: a question the remote worker asks reaches the
+// supervisor; the answer reaches the worker once (a second reply is
+// refused, and so is an Update for a question already answered).
+func TestRemoteQuestions(t *testing.T) {
+	w := newWorld(t)
+	wk := w.startWorker("far-1")
+	ctx := hubtest.Deadline(t, 3*time.Minute)
+	cs := w.mcp(ctx)
+
+	id := w.start(t, ctx, cs, map[string]any{"task": "write the colour and the size the supervisor names",
+		"exec":   `c=$(hub ask "which colour?") && s=$(hub ask "which size?") && printf '%s %s\n' "$c" "$s" > pick.txt`,
+		"verify": `test -s pick.txt`})
+	st := waitFor(t, ctx, cs, id)[id]
+	if st.State != protocol.StateNeedsInput || st.Question == nil || st.Question.Text != "which colour?" {
+		t.Fatalf("status: %+v", st)
+	}
+	first := st.Question.ID
+	var rr protocol.ReplyResult
+	call(t, ctx, cs, "reply", map[string]any{"id": id, "text": "teal"}, &rr)
+	if !rr.Delivered || rr.QuestionID != first {
+		t.Fatalf("reply: %+v", rr)
+	}
+	st = waitFor(t, ctx, cs, id)[id]
+	for st.State != protocol.StateNeedsInput || st.Question == nil || st.Question.ID == first {
+		time.Sleep(100 * time.Millisecond)
+		call(t, ctx, cs, "status", map[string]any{"id": id}, &st)
+	}
+	if st.Question.Text != "which size?" {
+		t.Fatalf("second question: %+v", st.Question)
+	}
+	// The first question again, to the hub and to the workflow itself.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "reply", Arguments: map[string]any{"id": id, "question_id": first, "text": "red"}})
+	if err != nil || !res.IsError {
+		t.Errorf("a second reply to %s was not refused: %v %+v", first, err, res)
+	}
+	c := w.ts.GetDefaultClient()
+	h, err := c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: id, UpdateID: "again-" + first, UpdateName: temporal.UpdateReply,
+		Args: []any{temporal.Reply{QuestionID: first, Text: "red"}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err == nil || !strings.Contains(err.Error(), "already answered") {
+		t.Errorf("an Update answering %s again: %v", first, err)
+	}
+	call(t, ctx, cs, "reply", map[string]any{"id": id, "text": "large"}, &rr)
+	st = waitFor(t, ctx, cs, id)[id]
+	if st.State != protocol.StateSucceeded {
+		t.Fatalf("status: %+v", st)
+	}
+	if got := hubtest.Git(t, w.repo, "show", "hub/"+id+":pick.txt"); got != "teal large" {
+		t.Errorf("pick.txt: %q", got)
+	}
+	// On the worker, each question was answered once.
+	ws, err := store.Open(filepath.Join(wk.home, "hub.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	evs, err := ws.Events(ctx, []string{id}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers := 0
+	for _, e := range evs {
+		if e.Kind == protocol.EventAnswer {
+			answers++
+		}
+	}
+	if answers != 2 {
+		t.Errorf("the worker's journal has %d answers, want 2", answers)
+	}
+}
+
+// TestRemoteStop: stop ends a job running on a remote worker with its
+// work salvaged onto hub/<id>, and the worker's processes gone.
+func TestRemoteStop(t *testing.T) {
+	w := newWorld(t)
+	w.startWorker("far-1")
+	ctx := hubtest.Deadline(t, 3*time.Minute)
+	cs := w.mcp(ctx)
+
+	id := w.start(t, ctx, cs, map[string]any{"task": "write half and hang",
+		"exec": `printf 'half\n' > half.txt && hub progress "half done" && sleep 300`})
+	var st protocol.JobStatus
+	for st.Progress != "half done" {
+		time.Sleep(100 * time.Millisecond)
+		call(t, ctx, cs, "status", map[string]any{"id": id}, &st)
+		if st.State.Terminal() {
+			t.Fatalf("ended before it was stopped: %+v", st)
+		}
+	}
+	call(t, ctx, cs, "stop", map[string]any{"id": id}, nil)
+	st = waitFor(t, ctx, cs, id)[id]
+	if st.State != protocol.StateCancelled || !st.Salvaged {
+		t.Fatalf("status: %+v", st)
+	}
+	if got := hubtest.Git(t, w.repo, "show", "hub/"+id+":half.txt"); got != "half" {
+		t.Errorf("half.txt on hub/%s: %q", id, got)
+	}
+	if out, _ := exec.Command("pgrep", "-f", "sleep 300").Output(); len(out) > 0 {
+		t.Errorf("the worker's sleep is still running: %s", out)
+	}
+}
+
+// TestRemoteBatch: two workers share a batch of 10 jobs.
+func TestRemoteBatch(t *testing.T) {
+	w := newWorld(t)
+	w.startWorker("far-1", "--slots", "2")
+	w.startWorker("far-2", "--slots", "2")
+	ctx := hubtest.Deadline(t, 4*time.Minute)
+	cs := w.mcp(ctx)
+
+	var jobs []map[string]any
+	for i := range 10 {
+		jobs = append(jobs, map[string]any{"task": fmt.Sprintf("write n%d.txt", i), "repo": w.repo, "queue": "far", "engine": "exec",
+			"exec": fmt.Sprintf(`sleep 1; echo %d > n%d.txt`, i, i), "verify": fmt.Sprintf(`test "$(cat n%d.txt)" = %d`, i, i)})
+	}
+	var sm protocol.StartManyResult
+	call(t, ctx, cs, "start_many", map[string]any{"jobs": jobs}, &sm)
+	var ids []string
+	for i, r := range sm.Results {
+		if r.Error != nil || r.StartResult == nil {
+			t.Fatalf("item %d: %+v", i, r.Error)
+		}
+		ids = append(ids, r.ID)
+	}
+	for {
+		sts := waitFor(t, ctx, cs, ids...)
+		ended := 0
+		for _, s := range sts {
+			if s.State.Terminal() {
+				ended++
+			}
+		}
+		if ended == len(ids) {
+			break
+		}
+	}
+	by := map[string]int{}
+	for i, id := range ids {
+		var rr protocol.ResultResult
+		call(t, ctx, cs, "result", map[string]any{"id": id, "evidence": true}, &rr)
+		if rr.State != protocol.StateSucceeded || rr.Evidence.Verify == nil || rr.Evidence.Verify.ExitCode != 0 {
+			t.Errorf("job %d (%s): %s\n%s", i, id, rr.State, rr.Summary)
+			continue
+		}
+		for _, n := range rr.Evidence.Notes {
+			if strings.HasPrefix(n, "ran on worker ") {
+				by[strings.Fields(n)[3]]++
+			}
+		}
+		if got := hubtest.Git(t, w.repo, "show", fmt.Sprintf("hub/%s:n%d.txt", id, i)); got != fmt.Sprint(i) {
+			t.Errorf("n%d.txt on hub/%s: %q", i, id, got)
+		}
+	}
+	if by["far-1"] == 0 || by["far-2"] == 0 || by["far-1"]+by["far-2"] != 10 {
+		t.Errorf("jobs per worker: %v", by)
+	}
+}

@@ -1,0 +1,399 @@
+package temporal
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/hub/shim"
+	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/internal/micros"
+)
+
+// Worker runs jobs of a task queue on this machine, with hub's own shim,
+// under its own HUB_HOME (Paths).
+type Worker struct {
+	Paths     config.Paths
+	Client    client.Client
+	Engines   *engine.Registry
+	HubBinary string // runs `shim <id>`; default os.Executable
+	Identity  string // who this worker is, in the job's evidence
+	Log       zerolog.Logger
+	// Every is how often the worker reports its journal and heartbeats
+	// (default 250ms).
+	Every time.Duration
+
+	clones sync.Mutex // one git operation at a time on a clone
+}
+
+// Run is the activity: it runs the job in a clone of its remote, pushes
+// hub/<id> there, and returns how the job ended.
+func (w *Worker) Run(ctx context.Context, in Input) (*Ending, error) {
+	if w.HubBinary == "" {
+		w.HubBinary, _ = os.Executable()
+	}
+	if w.Every == 0 {
+		w.Every = 250 * time.Millisecond
+	}
+	info := activity.GetInfo(ctx)
+	log := w.Log.With().Str("job", in.ID).Int32("attempt", info.Attempt).Logger()
+	log.Info().Msg("job taken")
+
+	st, err := store.Open(w.Paths.DB())
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	clone, err := w.clone(ctx, in)
+	if err != nil {
+		return nil, temporal.NewApplicationError(err.Error(), "clone")
+	}
+	j, err := w.localJob(ctx, st, in, clone)
+	if err != nil {
+		return nil, err
+	}
+	if !j.State.Terminal() {
+		if err := w.runShim(ctx, st, in, j, info, log); err != nil {
+			return nil, err
+		}
+	}
+	if j, err = st.Job(context.WithoutCancel(ctx), in.ID); err != nil {
+		return nil, err
+	}
+	return w.finish(context.WithoutCancel(ctx), st, in, j, clone)
+}
+
+// clone makes sure this worker has a clone of the job's remote holding its
+// base, and returns its top.
+func (w *Worker) clone(ctx context.Context, in Input) (string, error) {
+	w.clones.Lock()
+	defer w.clones.Unlock()
+	sum := sha256.Sum256([]byte(in.Remote))
+	dir := filepath.Join(w.Paths.Home, "clones", hex.EncodeToString(sum[:8]))
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
+		tmp := dir + ".new"
+		_ = os.RemoveAll(tmp)
+		if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+			return "", err
+		}
+		if _, err := gitx.Git(ctx, "", "clone", "--quiet", "--no-checkout", in.Remote, tmp); err != nil {
+			return "", fmt.Errorf("clone %s: %w", in.Remote, err)
+		}
+		if err := os.Rename(tmp, dir); err != nil {
+			return "", err
+		}
+	}
+	if _, err := gitx.Git(ctx, dir, "fetch", "--quiet", "--no-tags", "origin", "+"+in.BaseRef+":"+in.BaseRef); err != nil {
+		return "", fmt.Errorf("fetch the job's base from %s: %w", in.Remote, err)
+	}
+	got, err := gitx.Git(ctx, dir, "rev-parse", "--verify", "--quiet", in.BaseRef+"^{commit}")
+	if err != nil || string(trim(got)) != in.BaseSHA {
+		return "", fmt.Errorf("%s on %s is %q, not the job's base %s", in.BaseRef, in.Remote, trim(got), in.BaseSHA)
+	}
+	return dir, nil
+}
+
+// localJob is the job in this worker's store: made and admitted the first
+// time, as the hub made it; an attempt that died here is settled, so its
+// work is committed and what it left is reported.
+func (w *Worker) localJob(ctx context.Context, st *store.Store, in Input, clone string) (*store.Job, error) {
+	j, err := st.Job(ctx, in.ID)
+	if err == nil {
+		if j.State.Terminal() {
+			return j, nil
+		}
+		release, err := shim.TakeLock(w.Paths, in.ID)
+		if err != nil {
+			return nil, fmt.Errorf("job %s is still running on this worker: %w", in.ID, err)
+		}
+		defer release()
+		if err := shim.Settle(ctx, st, w.Engines, w.Paths, j, "the worker that ran it died"); err != nil {
+			return nil, err
+		}
+		return st.Job(ctx, in.ID)
+	}
+	if !errors.Is(err, store.ErrNotFound) {
+		return nil, err
+	}
+	p, err := store.DecodeSpec(in.Spec)
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "spec", err)
+	}
+	p.Repo, p.Queue, p.Base = clone, "", in.BaseRef
+	spec, err := store.EncodeSpec(p)
+	if err != nil {
+		return nil, err
+	}
+	j = &store.Job{ID: in.ID, Kind: in.Kind, Engine: in.Engine, Model: in.Model, Isolation: in.Isolation,
+		Repo: clone, BaseRef: in.BaseRef, BaseSHA: in.BaseSHA, Branch: in.Branch, Task: in.Task, Spec: spec,
+		MaxMicros: micros.Micros(in.MaxMicros), Notes: in.Notes, CostKnown: in.CostKnown}
+	now := time.Now().UTC()
+	if err := st.CreateJob(ctx, j, now); err != nil {
+		return nil, err
+	}
+	// The money is the hub's to book; here the job only needs its slot.
+	adm, err := st.Admit(ctx, in.ID, store.Limits{MaxRunning: 1 << 20, MonthlyCap: micros.Micros(1) << 62}, now)
+	if err != nil {
+		return nil, err
+	}
+	if !adm.Admitted {
+		return nil, fmt.Errorf("this worker's store would not admit job %s: %s", in.ID, adm.Reason)
+	}
+	return st.Job(ctx, in.ID)
+}
+
+// runShim runs `hub shim <id>` on the job until it exits, reporting its
+// journal to the workflow, heartbeating, and taking the supervisor's
+// steering, replies and stop from the workflow's history.
+func (w *Worker) runShim(ctx context.Context, st *store.Store, in Input, j *store.Job, info activity.Info, log zerolog.Logger) error {
+	if err := os.MkdirAll(w.Paths.JobDir(in.ID), 0o700); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(w.Paths.ShimLog(in.ID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	cmd := exec.Command(w.HubBinary, "shim", in.ID)
+	cmd.Env = append(os.Environ(), "HUB_HOME="+w.Paths.Home)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start the job's shim: %w", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+
+	// The supervisor's side, from the workflow's history.
+	fctx, fcancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer fcancel()
+	stop := make(chan string, 1)
+	go w.follow(fctx, st, in, info.WorkflowExecution.RunID, stop, log)
+
+	rep := &reporter{w: w, st: st, id: in.ID, since: j.Cursor - 1, runID: info.WorkflowExecution.RunID}
+	tick := time.NewTicker(w.Every)
+	defer tick.Stop()
+	stopped := false
+	stopShim := func(reason string) {
+		if stopped {
+			return
+		}
+		stopped = true
+		log.Info().Str("reason", reason).Msg("stopping the job")
+		callShim(w.Paths, in.ID, func(c protocol.ShimClient) error {
+			_, err := c.ShimStop(context.Background(), protocol.ShimStopParams{Reason: reason})
+			return err
+		})
+	}
+	for {
+		select {
+		case <-exited:
+			rep.flush(context.WithoutCancel(ctx))
+			return nil
+		case reason := <-stop:
+			stopShim(reason)
+		case <-ctx.Done():
+			// Cancelled (the supervisor stopped the job), or this attempt
+			// timed out: stop the worker, let the shim salvage, report.
+			stopShim("stopped by request")
+		case <-tick.C:
+			rep.flush(context.WithoutCancel(ctx))
+			if ctx.Err() == nil {
+				activity.RecordHeartbeat(ctx, rep.since)
+			}
+		}
+	}
+}
+
+// reporter sends the local journal to the workflow as signals, in order.
+type reporter struct {
+	w     *Worker
+	st    *store.Store
+	id    string
+	runID string
+	since int64
+}
+
+// relayed are the journal's kinds the hub takes from a worker: the rest
+// (the queued state, steering as queued and delivered) the hub records
+// itself.
+var relayed = map[protocol.EventKind]bool{protocol.EventState: true, protocol.EventProgress: true,
+	protocol.EventQuestion: true, protocol.EventAnswer: true, protocol.EventCommand: true, protocol.EventOutput: true,
+	protocol.EventCommit: true, protocol.EventVerify: true, protocol.EventError: true, protocol.EventNote: true,
+	protocol.EventCost: true}
+
+func (r *reporter) flush(ctx context.Context) {
+	for {
+		evs, err := r.st.Events(ctx, []string{r.id}, r.since, 200)
+		if err != nil || len(evs) == 0 {
+			return
+		}
+		batch := make([]Event, 0, len(evs))
+		for _, e := range evs {
+			if !relayed[e.Kind] {
+				continue
+			}
+			if e.Kind == protocol.EventState && (e.Text == string(protocol.StateQueued) || e.Text == string(protocol.StatePreparing)) {
+				continue
+			}
+			ev := Event{Event: e}
+			if e.Kind == protocol.EventQuestion {
+				ev.Question = r.question(ctx, e)
+			}
+			batch = append(batch, ev)
+		}
+		if len(batch) > 0 {
+			if err := r.w.Client.SignalWorkflow(ctx, r.id, r.runID, SignalEvents, batch); err != nil {
+				r.w.Log.Warn().Err(err).Str("job", r.id).Msg("report the journal")
+				return // the next round tries again from the same place
+			}
+		}
+		r.since = evs[len(evs)-1].Cursor
+	}
+}
+
+// question finds the question an event asks among the job's pending ones.
+func (r *reporter) question(ctx context.Context, e protocol.Event) *Question {
+	qs, err := r.st.PendingQuestions(ctx, r.id)
+	if err != nil {
+		return nil
+	}
+	for _, q := range qs {
+		if q.Cursor == e.Cursor {
+			return &Question{ID: q.ID, Kind: q.Kind, Text: q.Text, Context: q.Context, AskedAt: q.AskedAt, ExpiresAt: q.ExpiresAt}
+		}
+	}
+	return nil
+}
+
+// follow reads the workflow's history for what the supervisor sent: each
+// steering message is queued for the worker, each reply delivered to its
+// question, and a cancel request stops the job.
+func (w *Worker) follow(ctx context.Context, st *store.Store, in Input, runID string, stop chan<- string, log zerolog.Logger) {
+	it := w.Client.GetWorkflowHistory(ctx, in.ID, runID, true, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	dc := converter.GetDefaultDataConverter()
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn().Err(err).Msg("read the workflow's history")
+			}
+			return
+		}
+		switch ev.GetEventType() {
+		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+			a := ev.GetWorkflowExecutionSignaledEventAttributes()
+			if a.GetSignalName() != SignalSteer {
+				continue
+			}
+			var text string
+			if err := dc.FromPayloads(a.GetInput(), &text); err != nil || text == "" {
+				continue
+			}
+			if _, err := st.AddSteer(ctx, in.ID, text, time.Now().UTC()); err != nil {
+				log.Warn().Err(err).Msg("queue steering")
+				continue
+			}
+			callShim(w.Paths, in.ID, func(c protocol.ShimClient) error {
+				_, err := c.ShimSteer(ctx, protocol.ShimSteerParams{Text: text})
+				return err
+			})
+		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
+			r, ok := acceptedReply(dc, ev)
+			if !ok {
+				continue
+			}
+			callShim(w.Paths, in.ID, func(c protocol.ShimClient) error {
+				_, err := c.ShimReply(ctx, protocol.ShimReplyParams{QuestionID: r.QuestionID, Text: r.Text})
+				return err
+			})
+		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_CANCEL_REQUESTED:
+			select {
+			case stop <- "stopped by request":
+			default:
+			}
+		}
+	}
+}
+
+// acceptedReply is the reply an accepted Update carries.
+func acceptedReply(dc converter.DataConverter, ev *history.HistoryEvent) (Reply, bool) {
+	a := ev.GetWorkflowExecutionUpdateAcceptedEventAttributes()
+	req := a.GetAcceptedRequest()
+	if req.GetInput().GetName() != UpdateReply {
+		return Reply{}, false
+	}
+	var r Reply
+	if err := dc.FromPayloads(req.GetInput().GetArgs(), &r); err != nil {
+		return Reply{}, false
+	}
+	return r, true
+}
+
+// callShim calls the local shim of job id (best effort: a shim gone has ended).
+func callShim(paths config.Paths, id string, fn func(protocol.ShimClient) error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	nc, err := rpc.Dial(ctx, paths.ShimSocket(id))
+	if err != nil {
+		return
+	}
+	c := rpc.NewConn(ctx, nc, nil, nil)
+	defer c.Close()
+	_ = fn(protocol.ShimClient{C: c})
+}
+
+// finish pushes the job's branch to the remote and says how it ended. A
+// push that fails fails the job, with the reason; the commit stays here.
+func (w *Worker) finish(ctx context.Context, st *store.Store, in Input, j *store.Job, clone string) (*Ending, error) {
+	end := &Ending{State: j.State, Category: j.Category, Reason: j.Error, Head: j.HeadSHA, Salvaged: j.Salvaged,
+		CostMicros: int64(j.CostMicros), CostKnown: j.CostKnown, Tokens: j.Tokens, Summary: j.Summary,
+		Evidence: j.Evidence, Verify: j.Verify, Worker: w.Identity, Clone: clone}
+	if end.Head == "" {
+		end.Head = in.BaseSHA
+	}
+	if in.Kind != protocol.KindWrite || in.Branch == "" || end.Head == in.BaseSHA {
+		return end, nil
+	}
+	w.clones.Lock()
+	_, err := gitx.Git(ctx, clone, "push", "--quiet", "--force", "origin", end.Head+":refs/heads/"+in.Branch)
+	w.clones.Unlock()
+	if err != nil {
+		end.State, end.Category = protocol.StateFailed, protocol.CategoryRemote
+		end.Reason = fmt.Sprintf("the worker %s could not push %s to %s: %v; the commit %s stays on that worker in %s (branch %s)",
+			w.Identity, in.Branch, in.Remote, err, end.Head, clone, in.Branch)
+		_, _ = st.AppendEvent(ctx, in.ID, protocol.EventError, end.Reason, nil, time.Now().UTC())
+	}
+	return end, nil
+}
+
+func trim(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == ' ') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+var _ = json.Marshal
