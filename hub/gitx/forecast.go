@@ -61,11 +61,33 @@ var snapshotWho = []string{
 // first time). Nothing of the checkout changes: hub's index is read, never
 // written, and no ref moves.
 func (s *Scratch) Snapshot(ctx context.Context, c *Checkout, base, index string) (string, error) {
+	commit, _, err := s.snapshot(ctx, c, base, index, "hub: snapshot of a work tree in progress\n", snapshotWho)
+	return commit, err
+}
+
+// Checkpoint is Snapshot as a commit to keep: signed by hub at the time it
+// is taken, with msg as its message. It returns the commit and its tree.
+func (s *Scratch) Checkpoint(ctx context.Context, c *Checkout, base, index, msg string) (commit, tree string, err error) {
+	return s.snapshot(ctx, c, base, index, msg, []string{"GIT_AUTHOR_NAME=hub", "GIT_AUTHOR_EMAIL=hub@localhost",
+		"GIT_COMMITTER_NAME=hub", "GIT_COMMITTER_EMAIL=hub@localhost"})
+}
+
+// Push pushes commit, which may be in the scratch store, to ref of remote
+// (a URL or path), moving it whatever it held.
+func (s *Scratch) Push(ctx context.Context, remote, commit, ref string) error {
+	if err := checkRev("commit", commit); err != nil {
+		return err
+	}
+	_, err := runGit(ctx, s.Repo.Top, s.opts(), "push", "--quiet", "--force", "--no-verify", remote, commit+":"+ref)
+	return err
+}
+
+func (s *Scratch) snapshot(ctx context.Context, c *Checkout, base, index, msg string, who []string) (commit, tree string, err error) {
 	if err := checkRev("base", base); err != nil {
-		return "", err
+		return "", "", err
 	}
 	if err := s.make(); err != nil {
-		return "", err
+		return "", "", err
 	}
 	sc := *s
 	if c.Private {
@@ -77,29 +99,29 @@ func (s *Scratch) Snapshot(ctx context.Context, c *Checkout, base, index string)
 	o.env = append(o.env, "GIT_WORK_TREE="+c.Dir, "GIT_INDEX_FILE="+index, "GIT_CEILING_DIRECTORIES="+filepath.Dir(c.Dir))
 	if _, err := os.Stat(index); errors.Is(err, os.ErrNotExist) {
 		if err := copyIndex(c.Index, index); err != nil {
-			return "", err
+			return "", "", err
 		}
 		if _, err := os.Stat(index); err != nil {
 			if _, err := runGit(ctx, c.Dir, o, "read-tree", base); err != nil {
-				return "", err
+				return "", "", err
 			}
 		}
 	}
 	if _, _, _, err := c.stage(ctx, o); err != nil {
-		return "", err
+		return "", "", err
 	}
 	out, err := runGit(ctx, c.Dir, o, "write-tree")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	tree := strings.TrimSpace(string(out))
-	o.env = append(o.env, snapshotWho...)
-	o.stdin = strings.NewReader("hub: snapshot of a work tree in progress\n")
+	tree = strings.TrimSpace(string(out))
+	o.env = append(o.env, who...)
+	o.stdin = strings.NewReader(msg)
 	out, err = runGit(ctx, c.Dir, o, "commit-tree", tree, "-p", base)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
-	return strings.TrimSpace(string(out)), nil
+	return strings.TrimSpace(string(out)), tree, nil
 }
 
 // copyIndex copies hub's index of a checkout to a scratch index (nothing

@@ -363,8 +363,16 @@ func (r *Relay) close(ctx context.Context, end *Ending) {
 	if ev == nil {
 		ev = job.Evidence(ctx, j, end.Head)
 	}
-	// The worker's record is of its clone; the job is the hub's.
-	ev.Repo, ev.Head = j.Repo, end.Head
+	// The worker's record is of its clone and its attempt (which may have
+	// started from an earlier attempt's checkpoint); the job is the hub's,
+	// from its base.
+	ev.ID, ev.Repo, ev.Base, ev.Branch, ev.Head = j.ID, j.Repo, j.BaseSHA, j.Branch, end.Head
+	ev.Files, ev.Commits = []protocol.FileChange{}, []protocol.Commit{}
+	if j.Branch != "" && end.Head != j.BaseSHA {
+		if files, commits, err := job.Changes(ctx, j.Repo, j.ID, j.BaseSHA, end.Head); err == nil {
+			ev.Files, ev.Commits = files, commits
+		}
+	}
 	if end.Worker != "" {
 		ev.Notes = append(ev.Notes, fmt.Sprintf("ran on worker %s of queue %s", end.Worker, r.queue))
 	}

@@ -435,3 +435,92 @@ func TestRemoteBatch(t *testing.T) {
 		t.Errorf("jobs per worker: %v", by)
 	}
 }
+
+// killHome kills -9 every process of a worker's machine: the worker and
+// everything running with its HUB_HOME (its jobs' shims and workers), as
+// a machine that dies would.
+func killHome(t *testing.T, wk *worker) {
+	t.Helper()
+	_ = wk.cmd.Process.Kill()
+	for range 3 {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid := 0
+			if _, err := fmt.Sscan(e.Name(), &pid); err != nil || pid == os.Getpid() {
+				continue
+			}
+			env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+			if err != nil {
+				continue
+			}
+			for _, kv := range strings.Split(string(env), "\x00") {
+				if kv == "HUB_HOME="+wk.home {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestRemoteWorkerKilled: a worker killed -9 mid-job (its machine gone) →
+// the job completes on another worker from the checkpoint, with nothing
+// checkpointed lost, and its reservation closed once.
+func TestRemoteWorkerKilled(t *testing.T) {
+	w := newWorld(t)
+	first := w.startWorker("far-1", "--checkpoint-every", "1s")
+	ctx := hubtest.Deadline(t, 3*time.Minute)
+	cs := w.mcp(ctx)
+
+	steps := `for i in 1 2 3 4 5 6 7 8; do
+  if [ ! -f step$i.txt ]; then date +%s%N > step$i.txt; hub progress "step $i"; sleep 1; fi
+done; echo "all steps done"`
+	id := w.start(t, ctx, cs, map[string]any{"task": "write eight steps", "exec": steps, "max_usd": 1,
+		"verify": `for i in 1 2 3 4 5 6 7 8; do test -s step$i.txt || exit 1; done`})
+
+	// Wait for a checkpoint with at least two steps in it.
+	var cp string
+	for {
+		out, _ := exec.Command("git", "-C", w.bare, "ls-tree", "--name-only", "refs/hub/wip/"+id).Output()
+		if strings.Count(string(out), "step") >= 2 {
+			cp = hubtest.Git(t, w.bare, "rev-parse", "refs/hub/wip/"+id)
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("no checkpoint with two steps")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	killHome(t, first)
+	saved := map[string]string{}
+	for _, f := range strings.Fields(hubtest.Git(t, w.bare, "ls-tree", "--name-only", cp)) {
+		saved[f] = hubtest.Git(t, w.bare, "rev-parse", cp+":"+f)
+	}
+	w.startWorker("far-2", "--checkpoint-every", "1s")
+
+	st := waitFor(t, ctx, cs, id)[id]
+	if st.State != protocol.StateSucceeded || st.VerifyExit == nil || *st.VerifyExit != 0 {
+		t.Fatalf("status: %+v", st)
+	}
+	for f, blob := range saved {
+		if got := hubtest.Git(t, w.repo, "rev-parse", "hub/"+id+":"+f); got != blob {
+			t.Errorf("%s on hub/%s is %s, the checkpoint had %s", f, id, got, blob)
+		}
+	}
+	if err := exec.Command("git", "-C", w.repo, "merge-base", "--is-ancestor", cp, "hub/"+id).Run(); err != nil {
+		t.Errorf("the checkpoint %s is not in hub/%s's history", cp, id)
+	}
+	var rr protocol.ResultResult
+	call(t, ctx, cs, "result", map[string]any{"id": id, "evidence": true}, &rr)
+	if rr.Evidence == nil || len(rr.Evidence.Files) != 8 || rr.Evidence.Base != st.Base || !contains(rr.Evidence.Notes, "ran on worker far-2 of queue far") {
+		t.Errorf("evidence: %+v", rr.Evidence)
+	}
+	out, _, _ := hubtest.Hub(t, "events", id)
+	if !strings.Contains(out, "attempt 2 taken by worker far-2") || !strings.Contains(out, "resumed from checkpoint") {
+		t.Errorf("events:\n%s", out)
+	}
+	out, _, code := hubtest.Hub(t, "ledger", "--json")
+	if code != 0 || strings.Count(out, fmt.Sprintf(`"job_id": %q`, id)) != 1 || strings.Contains(out, `"open": true`) {
+		t.Errorf("ledger (exit %d):\n%s", code, out)
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -25,6 +24,7 @@ import (
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/shim"
@@ -44,6 +44,10 @@ type Worker struct {
 	// Every is how often the worker reports its journal and heartbeats
 	// (default 250ms).
 	Every time.Duration
+	// CheckpointEvery is how often a running job's work is pushed to the
+	// remote as a checkpoint (default 30s), so a worker that dies loses
+	// at most that much of it: the next attempt starts from there.
+	CheckpointEvery time.Duration
 
 	clones sync.Mutex // one git operation at a time on a clone
 }
@@ -56,6 +60,9 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Ending, error) {
 	}
 	if w.Every == 0 {
 		w.Every = 250 * time.Millisecond
+	}
+	if w.CheckpointEvery == 0 {
+		w.CheckpointEvery = 30 * time.Second
 	}
 	info := activity.GetInfo(ctx)
 	log := w.Log.With().Str("job", in.ID).Int32("attempt", info.Attempt).Logger()
@@ -70,19 +77,63 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Ending, error) {
 	if err != nil {
 		return nil, temporal.NewApplicationError(err.Error(), "clone")
 	}
-	j, err := w.localJob(ctx, st, in, clone)
+	checkpoint, err := w.checkpointOf(ctx, in, clone)
+	if err != nil {
+		return nil, temporal.NewApplicationError(err.Error(), "clone")
+	}
+	j, err := w.localJob(ctx, st, in, clone, localID(in.ID, info.Attempt), checkpoint)
 	if err != nil {
 		return nil, err
 	}
 	if !j.State.Terminal() {
-		if err := w.runShim(ctx, st, in, j, info, log); err != nil {
+		if err := w.runShim(ctx, st, in, j, info, clone, log); err != nil {
 			return nil, err
 		}
 	}
-	if j, err = st.Job(context.WithoutCancel(ctx), in.ID); err != nil {
+	if j, err = st.Job(context.WithoutCancel(ctx), j.ID); err != nil {
 		return nil, err
 	}
 	return w.finish(context.WithoutCancel(ctx), st, in, j, clone)
+}
+
+// localID is the id of attempt n of job id in a worker's store: the job's
+// own id first, then id-n (a worker that died and came back may hold an
+// earlier attempt of the same job).
+func localID(id string, attempt int32) string {
+	if attempt <= 1 {
+		return id
+	}
+	return fmt.Sprintf("%s-%d", id, attempt)
+}
+
+// wipRef is where a job's checkpoints go on its remote.
+func wipRef(id string) string { return "refs/hub/wip/" + id }
+
+// checkpointOf fetches the job's last checkpoint from the remote, if an
+// earlier attempt left one, and returns it ("" when there is none).
+func (w *Worker) checkpointOf(ctx context.Context, in Input, clone string) (string, error) {
+	w.clones.Lock()
+	defer w.clones.Unlock()
+	out, err := gitx.Git(ctx, clone, "ls-remote", "origin", wipRef(in.ID))
+	if err != nil {
+		return "", fmt.Errorf("look for the job's checkpoint on %s: %w", in.Remote, err)
+	}
+	if len(trim(out)) == 0 {
+		return "", nil
+	}
+	if _, err := gitx.Git(ctx, clone, "fetch", "--quiet", "--no-tags", "origin", "+"+wipRef(in.ID)+":"+wipRef(in.ID)); err != nil {
+		return "", fmt.Errorf("fetch the job's checkpoint from %s: %w", in.Remote, err)
+	}
+	sha, err := gitx.Git(ctx, clone, "rev-parse", "--verify", wipRef(in.ID)+"^{commit}")
+	if err != nil {
+		return "", err
+	}
+	cp := string(trim(sha))
+	if _, err := gitx.Git(ctx, clone, "merge-base", "--is-ancestor", in.BaseSHA, cp); err != nil {
+		w.Log.Warn().Str("job", in.ID).Str("checkpoint", cp).Msg("a checkpoint not on the job's base: starting from the base")
+		return "", nil
+	}
+	return cp, nil
 }
 
 // clone makes sure this worker has a clone of the job's remote holding its
@@ -115,24 +166,25 @@ func (w *Worker) clone(ctx context.Context, in Input) (string, error) {
 	return dir, nil
 }
 
-// localJob is the job in this worker's store: made and admitted the first
-// time, as the hub made it; an attempt that died here is settled, so its
-// work is committed and what it left is reported.
-func (w *Worker) localJob(ctx context.Context, st *store.Store, in Input, clone string) (*store.Job, error) {
-	j, err := st.Job(ctx, in.ID)
+// localJob is attempt id of the job in this worker's store: made and
+// admitted the first time, from the job's base or the checkpoint an
+// earlier attempt left; an attempt that died here (its worker was killed
+// and came back) is settled first, so its work is committed and reported.
+func (w *Worker) localJob(ctx context.Context, st *store.Store, in Input, clone, id, checkpoint string) (*store.Job, error) {
+	j, err := st.Job(ctx, id)
 	if err == nil {
 		if j.State.Terminal() {
 			return j, nil
 		}
-		release, err := shim.TakeLock(w.Paths, in.ID)
+		release, err := shim.TakeLock(w.Paths, id)
 		if err != nil {
-			return nil, fmt.Errorf("job %s is still running on this worker: %w", in.ID, err)
+			return nil, fmt.Errorf("job %s is still running on this worker: %w", id, err)
 		}
 		defer release()
 		if err := shim.Settle(ctx, st, w.Engines, w.Paths, j, "the worker that ran it died"); err != nil {
 			return nil, err
 		}
-		return st.Job(ctx, in.ID)
+		return st.Job(ctx, id)
 	}
 	if !errors.Is(err, store.ErrNotFound) {
 		return nil, err
@@ -141,42 +193,59 @@ func (w *Worker) localJob(ctx context.Context, st *store.Store, in Input, clone 
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "spec", err)
 	}
-	p.Repo, p.Queue, p.Base = clone, "", in.BaseRef
+	base, baseRef, task := in.BaseSHA, in.BaseRef, in.Task
+	if checkpoint != "" {
+		base, baseRef = checkpoint, wipRef(in.ID)
+		task = resumed + task
+		p.Task = resumed + p.Task
+	}
+	p.Repo, p.Queue, p.Base = clone, "", baseRef
 	spec, err := store.EncodeSpec(p)
 	if err != nil {
 		return nil, err
 	}
-	j = &store.Job{ID: in.ID, Kind: in.Kind, Engine: in.Engine, Model: in.Model, Isolation: in.Isolation,
-		Repo: clone, BaseRef: in.BaseRef, BaseSHA: in.BaseSHA, Branch: in.Branch, Task: in.Task, Spec: spec,
+	branch := ""
+	if in.Branch != "" {
+		branch = "hub/" + id
+	}
+	j = &store.Job{ID: id, Kind: in.Kind, Engine: in.Engine, Model: in.Model, Isolation: in.Isolation,
+		Repo: clone, BaseRef: baseRef, BaseSHA: base, Branch: branch, Task: task, Spec: spec,
 		MaxMicros: micros.Micros(in.MaxMicros), Notes: in.Notes, CostKnown: in.CostKnown}
 	now := time.Now().UTC()
 	if err := st.CreateJob(ctx, j, now); err != nil {
 		return nil, err
 	}
 	// The money is the hub's to book; here the job only needs its slot.
-	adm, err := st.Admit(ctx, in.ID, store.Limits{MaxRunning: 1 << 20, MonthlyCap: micros.Micros(1) << 62}, now)
+	adm, err := st.Admit(ctx, id, store.Limits{MaxRunning: 1 << 20, MonthlyCap: micros.Micros(1) << 62}, now)
 	if err != nil {
 		return nil, err
 	}
 	if !adm.Admitted {
-		return nil, fmt.Errorf("this worker's store would not admit job %s: %s", in.ID, adm.Reason)
+		return nil, fmt.Errorf("this worker's store would not admit job %s: %s", id, adm.Reason)
 	}
-	return st.Job(ctx, in.ID)
+	if checkpoint != "" {
+		_, _ = st.AppendEvent(ctx, id, protocol.EventNote, "resumed from checkpoint "+checkpoint[:12]+" of an earlier attempt", nil, now)
+	}
+	return st.Job(ctx, id)
 }
+
+// resumed is what a worker resuming an earlier attempt's work is told.
+const resumed = "(This job was started by another worker, which was lost. What it had done is already in your checkout, " +
+	"as its last checkpoint: look at it first, keep what is good, and carry on from there.)\n\n"
 
 // runShim runs `hub shim <id>` on the job until it exits, reporting its
 // journal to the workflow, heartbeating, and taking the supervisor's
 // steering, replies and stop from the workflow's history.
-func (w *Worker) runShim(ctx context.Context, st *store.Store, in Input, j *store.Job, info activity.Info, log zerolog.Logger) error {
-	if err := os.MkdirAll(w.Paths.JobDir(in.ID), 0o700); err != nil {
+func (w *Worker) runShim(ctx context.Context, st *store.Store, in Input, j *store.Job, info activity.Info, clone string, log zerolog.Logger) error {
+	if err := os.MkdirAll(w.Paths.JobDir(j.ID), 0o700); err != nil {
 		return err
 	}
-	logf, err := os.OpenFile(w.Paths.ShimLog(in.ID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	logf, err := os.OpenFile(w.Paths.ShimLog(j.ID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-	cmd := exec.Command(w.HubBinary, "shim", in.ID)
+	cmd := exec.Command(w.HubBinary, "shim", j.ID)
 	cmd.Env = append(os.Environ(), "HUB_HOME="+w.Paths.Home)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -190,11 +259,15 @@ func (w *Worker) runShim(ctx context.Context, st *store.Store, in Input, j *stor
 	fctx, fcancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer fcancel()
 	stop := make(chan string, 1)
-	go w.follow(fctx, st, in, info.WorkflowExecution.RunID, stop, log)
+	go w.follow(fctx, st, in, j.ID, info.WorkflowExecution.RunID, stop, log)
 
-	rep := &reporter{w: w, st: st, id: in.ID, since: j.Cursor - 1, runID: info.WorkflowExecution.RunID}
+	rep := &reporter{w: w, st: st, id: j.ID, job: in.ID, since: j.Cursor - 1, runID: info.WorkflowExecution.RunID}
 	tick := time.NewTicker(w.Every)
 	defer tick.Stop()
+	cp := &checkpointer{w: w, st: st, in: in, id: j.ID, clone: clone, base: j.BaseSHA}
+	defer cp.remove()
+	cpTick := time.NewTicker(w.CheckpointEvery)
+	defer cpTick.Stop()
 	stopped := false
 	stopShim := func(reason string) {
 		if stopped {
@@ -202,7 +275,7 @@ func (w *Worker) runShim(ctx context.Context, st *store.Store, in Input, j *stor
 		}
 		stopped = true
 		log.Info().Str("reason", reason).Msg("stopping the job")
-		callShim(w.Paths, in.ID, func(c protocol.ShimClient) error {
+		callShim(w.Paths, j.ID, func(c protocol.ShimClient) error {
 			_, err := c.ShimStop(context.Background(), protocol.ShimStopParams{Reason: reason})
 			return err
 		})
@@ -221,7 +294,11 @@ func (w *Worker) runShim(ctx context.Context, st *store.Store, in Input, j *stor
 		case <-tick.C:
 			rep.flush(context.WithoutCancel(ctx))
 			if ctx.Err() == nil {
-				activity.RecordHeartbeat(ctx, rep.since)
+				activity.RecordHeartbeat(ctx, cp.last)
+			}
+		case <-cpTick.C:
+			if ctx.Err() == nil {
+				cp.take(ctx, log)
 			}
 		}
 	}
@@ -231,7 +308,8 @@ func (w *Worker) runShim(ctx context.Context, st *store.Store, in Input, j *stor
 type reporter struct {
 	w     *Worker
 	st    *store.Store
-	id    string
+	id    string // the attempt's id in the worker's store
+	job   string // the job's (the workflow's) id
 	runID string
 	since int64
 }
@@ -265,7 +343,7 @@ func (r *reporter) flush(ctx context.Context) {
 			batch = append(batch, ev)
 		}
 		if len(batch) > 0 {
-			if err := r.w.Client.SignalWorkflow(ctx, r.id, r.runID, SignalEvents, batch); err != nil {
+			if err := r.w.Client.SignalWorkflow(ctx, r.job, r.runID, SignalEvents, batch); err != nil {
 				r.w.Log.Warn().Err(err).Str("job", r.id).Msg("report the journal")
 				return // the next round tries again from the same place
 			}
@@ -291,7 +369,7 @@ func (r *reporter) question(ctx context.Context, e protocol.Event) *Question {
 // follow reads the workflow's history for what the supervisor sent: each
 // steering message is queued for the worker, each reply delivered to its
 // question, and a cancel request stops the job.
-func (w *Worker) follow(ctx context.Context, st *store.Store, in Input, runID string, stop chan<- string, log zerolog.Logger) {
+func (w *Worker) follow(ctx context.Context, st *store.Store, in Input, id, runID string, stop chan<- string, log zerolog.Logger) {
 	it := w.Client.GetWorkflowHistory(ctx, in.ID, runID, true, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	dc := converter.GetDefaultDataConverter()
 	for it.HasNext() {
@@ -312,11 +390,11 @@ func (w *Worker) follow(ctx context.Context, st *store.Store, in Input, runID st
 			if err := dc.FromPayloads(a.GetInput(), &text); err != nil || text == "" {
 				continue
 			}
-			if _, err := st.AddSteer(ctx, in.ID, text, time.Now().UTC()); err != nil {
+			if _, err := st.AddSteer(ctx, id, text, time.Now().UTC()); err != nil {
 				log.Warn().Err(err).Msg("queue steering")
 				continue
 			}
-			callShim(w.Paths, in.ID, func(c protocol.ShimClient) error {
+			callShim(w.Paths, id, func(c protocol.ShimClient) error {
 				_, err := c.ShimSteer(ctx, protocol.ShimSteerParams{Text: text})
 				return err
 			})
@@ -325,7 +403,7 @@ func (w *Worker) follow(ctx context.Context, st *store.Store, in Input, runID st
 			if !ok {
 				continue
 			}
-			callShim(w.Paths, in.ID, func(c protocol.ShimClient) error {
+			callShim(w.Paths, id, func(c protocol.ShimClient) error {
 				_, err := c.ShimReply(ctx, protocol.ShimReplyParams{QuestionID: r.QuestionID, Text: r.Text})
 				return err
 			})
@@ -378,13 +456,13 @@ func (w *Worker) finish(ctx context.Context, st *store.Store, in Input, j *store
 		return end, nil
 	}
 	w.clones.Lock()
-	_, err := gitx.Git(ctx, clone, "push", "--quiet", "--force", "origin", end.Head+":refs/heads/"+in.Branch)
+	_, err := gitx.Git(ctx, clone, "push", "--quiet", "--force", "--no-verify", "origin", end.Head+":refs/heads/"+in.Branch)
 	w.clones.Unlock()
 	if err != nil {
 		end.State, end.Category = protocol.StateFailed, protocol.CategoryRemote
 		end.Reason = fmt.Sprintf("the worker %s could not push %s to %s: %v; the commit %s stays on that worker in %s (branch %s)",
 			w.Identity, in.Branch, in.Remote, err, end.Head, clone, in.Branch)
-		_, _ = st.AppendEvent(ctx, in.ID, protocol.EventError, end.Reason, nil, time.Now().UTC())
+		_, _ = st.AppendEvent(ctx, j.ID, protocol.EventError, end.Reason, nil, time.Now().UTC())
 	}
 	return end, nil
 }
@@ -396,4 +474,56 @@ func trim(b []byte) []byte {
 	return b
 }
 
-var _ = json.Marshal
+// checkpointer pushes a running job's work to the remote now and then.
+type checkpointer struct {
+	w     *Worker
+	st    *store.Store
+	in    Input
+	id    string
+	clone string
+	base  string
+	sc    *gitx.Scratch
+	last  string // the last checkpoint pushed
+	tree  string // its tree
+}
+
+// take snapshots the job's work tree — committed or not, ignored files
+// out — as a commit on the attempt's base, and pushes it when it changed.
+func (c *checkpointer) take(ctx context.Context, log zerolog.Logger) {
+	j, err := c.st.Job(ctx, c.id)
+	if err != nil || (j.State != protocol.StateRunning && j.State != protocol.StateNeedsInput) {
+		return
+	}
+	if c.sc == nil {
+		repo, err := gitx.Open(c.clone)
+		if err != nil {
+			return
+		}
+		c.sc = &gitx.Scratch{Repo: repo, Dir: filepath.Join(c.w.Paths.JobDir(c.id), "checkpoints")}
+	}
+	co := job.Checkout(c.w.Paths, j, c.sc.Repo)
+	commit, tree, err := c.sc.Checkpoint(ctx, co, c.base, filepath.Join(c.sc.Dir, "index"),
+		fmt.Sprintf("hub: checkpoint of job %s (work in progress on worker %s)\n", c.in.ID, c.w.Identity))
+	if err != nil {
+		log.Debug().Err(err).Msg("no checkpoint")
+		return
+	}
+	if tree == c.tree {
+		return
+	}
+	c.w.clones.Lock()
+	err = c.sc.Push(ctx, c.in.Remote, commit, wipRef(c.in.ID))
+	c.w.clones.Unlock()
+	if err != nil {
+		log.Warn().Err(err).Msg("push a checkpoint")
+		return
+	}
+	c.last, c.tree = commit, tree
+	log.Debug().Str("checkpoint", commit).Msg("checkpoint pushed")
+}
+
+func (c *checkpointer) remove() {
+	if c.sc != nil {
+		_ = c.sc.Remove()
+	}
+}

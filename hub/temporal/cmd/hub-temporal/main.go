@@ -68,6 +68,7 @@ func work(args []string) int {
 	fs.StringVar(&q.Namespace, "namespace", "default", "the Temporal namespace")
 	fs.StringVar(&name, "queue", "", "the task queue to take jobs from (required): a queue's task_queue, or its name")
 	fs.IntVar(&q.Slots, "slots", config.QueueSlots, "how many jobs this worker runs at once")
+	every := fs.Duration("checkpoint-every", 30*time.Second, "how often a running job's work is pushed to the remote as a checkpoint")
 	fs.StringVar(&identity, "identity", "", "who this worker is, in the jobs' evidence (default host:pid)")
 	fs.StringVar(&q.TLSCert, "tls-cert", "", "a client certificate for Temporal")
 	fs.StringVar(&q.TLSKey, "tls-key", "", "its key")
@@ -102,7 +103,11 @@ func work(args []string) int {
 	defer c.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	w := &temporal.Worker{Paths: paths, Client: c, Engines: cli.Engines(log), Identity: identity, Log: log}
+	if *every < time.Second {
+		fmt.Fprintln(os.Stderr, "hub-temporal worker: --checkpoint-every must be at least 1s")
+		return 2
+	}
+	w := &temporal.Worker{Paths: paths, Client: c, Engines: cli.Engines(log), Identity: identity, Log: log, CheckpointEvery: *every}
 	if err := w.Serve(ctx, name, q.Slots); err != nil {
 		log.Error().Err(err).Msg("worker")
 		return 1
