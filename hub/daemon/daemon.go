@@ -107,8 +107,10 @@ type Server struct {
 
 	loops sync.WaitGroup // pumpLoop, schedLoop and forecastLoop
 
-	watchMu  sync.Mutex
-	watching map[string]bool
+	watchMu sync.Mutex
+	// relaunches counts, per remote job, the relays started again.
+	relaunches map[string]int
+	watching   map[string]bool
 
 	forecast   *forecaster
 	forecastCh chan struct{} // a forecast round is due now (a job committed, ended or landed)
@@ -267,6 +269,9 @@ func (s *Server) recover(ctx context.Context) {
 					continue
 				}
 			}
+			if s.relaunch(ctx, j.ID, lock) {
+				continue
+			}
 			s.settle(ctx, j.ID, "the job's shim died while hub was down")
 			lock.Unlock()
 			continue
@@ -297,8 +302,52 @@ func (s *Server) watchLock(ctx context.Context, id string) {
 			return
 		}
 		defer lock.Unlock()
+		if s.relaunch(ctx, id, lock) {
+			return
+		}
 		s.settle(ctx, id, "the job's shim died")
 	}()
+}
+
+// maxRelaunches bounds how often a daemon starts a remote job's relay again.
+const maxRelaunches = 5
+
+// relaunch starts the relay of a remote job whose relay is gone, instead of
+// settling the job: the job runs on a worker elsewhere, and its workflow
+// outlives any relay; the new one finds it again. The caller holds the
+// job's lock; relaunch lets go of it for the relay, and holds it again
+// when it reports false (the job is not remote, or the relay would not
+// start) so the caller settles the job.
+func (s *Server) relaunch(ctx context.Context, id string, lock *flock.Flock) bool {
+	j, err := s.st.Job(ctx, id)
+	if err != nil || j.State.Terminal() {
+		return false
+	}
+	if runner, err := s.runnerOf(ctx, id); err != nil || runner == "" {
+		return false
+	}
+	s.watchMu.Lock()
+	if s.relaunches == nil {
+		s.relaunches = map[string]int{}
+	}
+	s.relaunches[id]++
+	n := s.relaunches[id]
+	s.watchMu.Unlock()
+	if n > maxRelaunches {
+		s.o.Log.Warn().Str("job", id).Int("times", n-1).Msg("the remote job's relay keeps dying: settling it")
+		return false
+	}
+	_ = lock.Unlock()
+	err = s.spawn(ctx, id)
+	if err == nil {
+		s.o.Log.Info().Str("job", id).Msg("started the remote job's relay again")
+		return true
+	}
+	s.o.Log.Error().Err(err).Str("job", id).Msg("start the remote job's relay again")
+	if ok, _ := lock.TryLock(); !ok {
+		return true // somebody else holds the job now
+	}
+	return false
 }
 
 // settle ends a job whose shim is gone, if the shim did not end it.

@@ -62,6 +62,10 @@ func Dial(q config.Queue, identity string, log zerolog.Logger) (client.Client, e
 	return c, nil
 }
 
+// dialPatience is how long a relay that finds its job already out on the
+// queue waits for Temporal to answer.
+const dialPatience = 2 * time.Minute
+
 // Relay stands in for a remote job's shim on the hub's machine: it holds
 // the job's lock, starts (or finds again) the job's workflow, records
 // what the worker reports in the hub's store, passes the supervisor's
@@ -124,8 +128,17 @@ func (r *Relay) Run(ctx context.Context) error {
 		return r.fail(ctx, err.Error())
 	}
 	host, _ := os.Hostname()
-	if r.c, err = Dial(r.q, "hub-relay@"+host, r.Log); err != nil {
-		return r.fail(ctx, err.Error())
+	// A job already out on the queue waits for Temporal to come back (a
+	// server restarting) rather than failing at once.
+	for wait := time.Now().Add(dialPatience); ; {
+		if r.c, err = Dial(r.q, "hub-relay@"+host, r.Log); err == nil {
+			break
+		}
+		if r.job.State == protocol.StatePreparing || time.Now().After(wait) {
+			return r.fail(ctx, err.Error())
+		}
+		r.Log.Warn().Err(err).Msg("Temporal is not answering; trying again")
+		time.Sleep(2 * time.Second)
 	}
 	defer r.c.Close()
 
@@ -217,9 +230,6 @@ func (r *Relay) follow(ctx context.Context, run client.WorkflowRun) (*Ending, er
 				continue
 			}
 			r.apply(ctx, a.GetIdentity(), batch)
-		case enums.EVENT_TYPE_ACTIVITY_TASK_STARTED:
-			a := ev.GetActivityTaskStartedEventAttributes()
-			r.record(ctx, protocol.EventNote, fmt.Sprintf("attempt %d taken by worker %s", a.GetAttempt(), a.GetIdentity()), nil)
 		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
 			var end *Ending
 			if err := dc.FromPayloads(ev.GetWorkflowExecutionCompletedEventAttributes().GetResult(), &end); err != nil || end == nil {
@@ -255,13 +265,18 @@ func failureText(msg, cause string) string {
 func (r *Relay) apply(ctx context.Context, worker string, batch []Event) {
 	now := time.Now().UTC()
 	for _, e := range batch {
-		key := worker
+		// A journal's events come in cursor order; a worker's own notes
+		// (cursor 0: not of its journal) once each.
+		key, cursor := worker, e.Cursor
+		if cursor == 0 {
+			key, cursor = worker+" "+e.Text, 1
+		}
 		r.mu.Lock()
-		if e.Cursor <= r.seen[key] {
+		if cursor <= r.seen[key] {
 			r.mu.Unlock()
 			continue
 		}
-		r.seen[key] = e.Cursor
+		r.seen[key] = cursor
 		r.mu.Unlock()
 		var err error
 		switch e.Kind {

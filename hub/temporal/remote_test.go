@@ -516,11 +516,86 @@ done; echo "all steps done"`
 		t.Errorf("evidence: %+v", rr.Evidence)
 	}
 	out, _, _ := hubtest.Hub(t, "events", id)
-	if !strings.Contains(out, "attempt 2 taken by worker far-2") || !strings.Contains(out, "resumed from checkpoint") {
+	if !strings.Contains(out, "attempt 2 taken by worker far-2, from checkpoint ") {
 		t.Errorf("events:\n%s", out)
 	}
 	out, _, code := hubtest.Hub(t, "ledger", "--json")
 	if code != 0 || strings.Count(out, fmt.Sprintf(`"job_id": %q`, id)) != 1 || strings.Contains(out, `"open": true`) {
 		t.Errorf("ledger (exit %d):\n%s", code, out)
 	}
+}
+
+// TestRemoteHubKilled: the hub's daemon and the job's relay killed -9
+// mid-job → a new daemon starts the relay again, which finds the job's
+// workflow; the job completes, its journal has nothing twice, and its
+// reservation is closed once.
+func TestRemoteHubKilled(t *testing.T) {
+	w := newWorld(t)
+	w.startWorker("far-1")
+	ctx := hubtest.Deadline(t, 3*time.Minute)
+	cs := w.mcp(ctx)
+
+	steps := `for i in 1 2 3 4 5 6; do date +%s%N > step$i.txt; hub progress "step $i"; sleep 0.5; done; echo "all steps done"`
+	id := w.start(t, ctx, cs, map[string]any{"task": "write six steps", "exec": steps, "max_usd": 1,
+		"verify": `for i in 1 2 3 4 5 6; do test -s step$i.txt || exit 1; done`})
+	var st protocol.JobStatus
+	for st.Progress != "step 2" {
+		time.Sleep(50 * time.Millisecond)
+		call(t, ctx, cs, "status", map[string]any{"id": id}, &st)
+	}
+	// The daemon and the relay (the relay holds the job's lock), at once.
+	pids := append(pidsOf(w.env.Home, "relay "+id), pidsOf(w.env.Home, "serve")...)
+	if len(pids) != 2 {
+		t.Fatalf("the relay and the daemon: %v", pids)
+	}
+	for _, p := range pids {
+		if err := syscall.Kill(p, syscall.SIGKILL); err != nil {
+			t.Fatalf("kill %d: %v", p, err)
+		}
+	}
+	time.Sleep(time.Second)
+	cs.Close()
+	cs = w.mcp(ctx) // a new session starts a new daemon
+
+	st = waitFor(t, ctx, cs, id)[id]
+	if st.State != protocol.StateSucceeded || st.VerifyExit == nil || *st.VerifyExit != 0 {
+		t.Fatalf("status: %+v", st)
+	}
+	out, _, _ := hubtest.Hub(t, "events", id)
+	for i := 1; i <= 6; i++ {
+		if n := strings.Count(out, fmt.Sprintf("step %d\n", i)); n != 1 {
+			t.Errorf("step %d is %d times in the journal:\n%s", i, n, out)
+		}
+	}
+	if n := strings.Count(out, "attempt 1 taken"); n != 1 {
+		t.Errorf("the attempt's note is there %d times", n)
+	}
+	out, _, code := hubtest.Hub(t, "ledger", "--json")
+	if code != 0 || strings.Count(out, fmt.Sprintf(`"job_id": %q`, id)) != 1 || strings.Contains(out, `"open": true`) {
+		t.Errorf("ledger (exit %d):\n%s", code, out)
+	}
+}
+
+// pidsOf lists the processes running with HUB_HOME home whose command
+// line (its arguments joined by spaces) ends with args.
+func pidsOf(home, args string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid := 0
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.HasSuffix(strings.TrimRight(strings.ReplaceAll(string(cmdline), "\x00", " "), " "), " "+args) {
+			continue
+		}
+		env, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if kv == "HUB_HOME="+home {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
 }

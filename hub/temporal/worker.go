@@ -85,6 +85,14 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Ending, error) {
 	if err != nil {
 		return nil, err
 	}
+	taken := fmt.Sprintf("attempt %d taken by worker %s", info.Attempt, w.Identity)
+	if checkpoint != "" {
+		taken += ", from checkpoint " + checkpoint[:12]
+	}
+	if err := w.Client.SignalWorkflow(ctx, in.ID, info.WorkflowExecution.RunID, SignalEvents,
+		[]Event{{Event: protocol.Event{Kind: protocol.EventNote, Text: taken, At: time.Now().UTC()}}}); err != nil {
+		return nil, err
+	}
 	if !j.State.Terminal() {
 		if err := w.runShim(ctx, st, in, j, info, clone, log); err != nil {
 			return nil, err
@@ -222,9 +230,6 @@ func (w *Worker) localJob(ctx context.Context, st *store.Store, in Input, clone,
 	}
 	if !adm.Admitted {
 		return nil, fmt.Errorf("this worker's store would not admit job %s: %s", id, adm.Reason)
-	}
-	if checkpoint != "" {
-		_, _ = st.AppendEvent(ctx, id, protocol.EventNote, "resumed from checkpoint "+checkpoint[:12]+" of an earlier attempt", nil, now)
 	}
 	return st.Job(ctx, id)
 }
@@ -488,7 +493,8 @@ type checkpointer struct {
 }
 
 // take snapshots the job's work tree — committed or not, ignored files
-// out — as a commit on the attempt's base, and pushes it when it changed.
+// out — as a commit on the last checkpoint (the attempt's base at first),
+// and pushes it when it changed.
 func (c *checkpointer) take(ctx context.Context, log zerolog.Logger) {
 	j, err := c.st.Job(ctx, c.id)
 	if err != nil || (j.State != protocol.StateRunning && j.State != protocol.StateNeedsInput) {
@@ -502,7 +508,11 @@ func (c *checkpointer) take(ctx context.Context, log zerolog.Logger) {
 		c.sc = &gitx.Scratch{Repo: repo, Dir: filepath.Join(c.w.Paths.JobDir(c.id), "checkpoints")}
 	}
 	co := job.Checkout(c.w.Paths, j, c.sc.Repo)
-	commit, tree, err := c.sc.Checkpoint(ctx, co, c.base, filepath.Join(c.sc.Dir, "index"),
+	parent := c.base
+	if c.last != "" {
+		parent = c.last // checkpoints chain, so each one's history holds the ones before
+	}
+	commit, tree, err := c.sc.Checkpoint(ctx, co, parent, filepath.Join(c.sc.Dir, "index"),
 		fmt.Sprintf("hub: checkpoint of job %s (work in progress on worker %s)\n", c.in.ID, c.w.Identity))
 	if err != nil {
 		log.Debug().Err(err).Msg("no checkpoint")
