@@ -349,7 +349,10 @@ func (r *Relay) close(ctx context.Context, end *Ending) {
 	if end.Head == "" {
 		end.Head = j.BaseSHA
 	}
-	if j.Branch != "" && end.Head != j.BaseSHA && end.Worker != "" {
+	if !end.Pushed {
+		end.Head = j.BaseSHA // nothing of the job's came back (a push that failed says where its commit stays)
+	}
+	if j.Branch != "" && end.Head != j.BaseSHA {
 		_, err := gitx.Git(ctx, j.Repo, "fetch", "--quiet", "--no-tags", r.remote, "+refs/heads/"+j.Branch+":refs/heads/"+j.Branch)
 		got, _ := gitx.Git(ctx, j.Repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+j.Branch)
 		switch {

@@ -599,3 +599,44 @@ func pidsOf(home, args string) []int {
 	}
 	return out
 }
+
+// TestRemotePushFails: a worker whose push of hub/<id> is refused → the
+// job fails with the reason, and the worker keeps the commit.
+func TestRemotePushFails(t *testing.T) {
+	w := newWorld(t)
+	wk := w.startWorker("far-1")
+	hook := filepath.Join(w.bare, "hooks", "pre-receive")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\nwhile read old new ref; do case $ref in refs/heads/hub/*) echo \"branches of jobs are not taken here\" >&2; exit 1;; esac; done\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx := hubtest.Deadline(t, 3*time.Minute)
+	cs := w.mcp(ctx)
+	id := w.start(t, ctx, cs, map[string]any{"task": "fix bug.txt", "exec": `printf 'fixed\n' > bug.txt`, "verify": `grep -qx fixed bug.txt`})
+	st := waitFor(t, ctx, cs, id)[id]
+	if st.State != protocol.StateFailed || st.Category != protocol.CategoryRemote ||
+		!strings.Contains(st.Error, "could not push hub/"+id) || !strings.Contains(st.Error, "branches of jobs are not taken here") {
+		t.Fatalf("status: %+v", st)
+	}
+	if st.Head != st.Base || hubtest.Git(t, w.repo, "rev-parse", "hub/"+id) != st.Base {
+		t.Errorf("the hub's branch moved: head %s, base %s", st.Head, st.Base)
+	}
+	// The commit is on the worker, where the reason says.
+	var sha, clone string
+	for _, f := range strings.Fields(st.Error) {
+		if len(f) == 40 {
+			sha = f
+		}
+		if strings.HasPrefix(f, wk.home) {
+			clone = f
+		}
+	}
+	if sha == "" || clone == "" {
+		t.Fatalf("the reason names no commit or clone: %s", st.Error)
+	}
+	if got := hubtest.Git(t, clone, "show", sha+":bug.txt"); got != "fixed" {
+		t.Errorf("bug.txt in the worker's commit: %q", got)
+	}
+	if got := hubtest.Git(t, clone, "rev-parse", "hub/"+id); got != sha {
+		t.Errorf("the worker's branch hub/%s is %s, not %s", id, got, sha)
+	}
+}

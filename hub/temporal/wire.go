@@ -89,7 +89,9 @@ type Ending struct {
 	Evidence json.RawMessage `json:"evidence,omitempty"`
 	Verify   json.RawMessage `json:"verify,omitempty"`
 	// Worker is who ran it (the worker's identity), Clone where its
-	// commits stay on that machine.
+	// commits stay on that machine; Pushed that Head is the job's branch
+	// on the remote.
 	Worker string `json:"worker"`
 	Clone  string `json:"clone"`
+	Pushed bool   `json:"pushed,omitempty"`
 }

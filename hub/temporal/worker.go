@@ -463,6 +463,7 @@ func (w *Worker) finish(ctx context.Context, st *store.Store, in Input, j *store
 	w.clones.Lock()
 	_, err := gitx.Git(ctx, clone, "push", "--quiet", "--force", "--no-verify", "origin", end.Head+":refs/heads/"+in.Branch)
 	w.clones.Unlock()
+	end.Pushed = err == nil
 	if err != nil {
 		end.State, end.Category = protocol.StateFailed, protocol.CategoryRemote
 		end.Reason = fmt.Sprintf("the worker %s could not push %s to %s: %v; the commit %s stays on that worker in %s (branch %s)",
