@@ -16,6 +16,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/sourcegraph/jsonrpc2"
 	"go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -206,50 +207,45 @@ func (r *Relay) start(ctx context.Context, p protocol.StartParams) (client.Workf
 // returns how the job ended.
 func (r *Relay) follow(ctx context.Context, run client.WorkflowRun) (*Ending, error) {
 	dc := converter.GetDefaultDataConverter()
-	it := r.c.GetWorkflowHistory(ctx, r.JobID, run.GetRunID(), true, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			r.Log.Warn().Err(err).Msg("read the workflow's history; reading again")
-			time.Sleep(time.Second)
-			it = r.c.GetWorkflowHistory(ctx, r.JobID, run.GetRunID(), true, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-			continue
-		}
+	var end *Ending
+	failed := func(reason string) *Ending {
+		return &Ending{State: protocol.StateFailed, Category: protocol.CategoryRemote, Reason: reason}
+	}
+	err := followHistory(ctx, r.c, r.JobID, run.GetRunID(), r.Log, func(ev *history.HistoryEvent) bool {
 		switch ev.GetEventType() {
 		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
 			a := ev.GetWorkflowExecutionSignaledEventAttributes()
 			if a.GetSignalName() != SignalEvents {
-				continue
+				return false
 			}
 			var batch []Event
 			if err := dc.FromPayloads(a.GetInput(), &batch); err != nil {
 				r.Log.Warn().Err(err).Msg("a worker's events")
-				continue
+				return false
 			}
 			r.apply(ctx, a.GetIdentity(), batch)
 		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
-			var end *Ending
 			if err := dc.FromPayloads(ev.GetWorkflowExecutionCompletedEventAttributes().GetResult(), &end); err != nil || end == nil {
-				return &Ending{State: protocol.StateFailed, Category: protocol.CategoryRemote, Reason: fmt.Sprintf("the workflow's result: %v", err)}, nil
+				end = failed(fmt.Sprintf("the workflow's result: %v", err))
 			}
-			return end, nil
 		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
 			f := ev.GetWorkflowExecutionFailedEventAttributes().GetFailure()
-			return &Ending{State: protocol.StateFailed, Category: protocol.CategoryRemote, Reason: "on queue " + r.queue + ": " + failureText(f.GetMessage(), f.GetCause().GetMessage())}, nil
+			end = failed("on queue " + r.queue + ": " + failureText(f.GetMessage(), f.GetCause().GetMessage()))
 		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
-			return &Ending{State: protocol.StateCancelled, Reason: "stopped before a worker of queue " + r.queue + " took it"}, nil
+			end = &Ending{State: protocol.StateCancelled, Reason: "stopped before a worker of queue " + r.queue + " took it"}
 		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
-			return &Ending{State: protocol.StateFailed, Category: protocol.CategoryRemote, Reason: "its workflow was terminated in Temporal: " + ev.GetWorkflowExecutionTerminatedEventAttributes().GetReason()}, nil
+			end = failed("its workflow was terminated in Temporal: " + ev.GetWorkflowExecutionTerminatedEventAttributes().GetReason())
 		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
-			return &Ending{State: protocol.StateTimedOut, Reason: "its workflow timed out in Temporal"}, nil
+			end = &Ending{State: protocol.StateTimedOut, Reason: "its workflow timed out in Temporal"}
 		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
-			return &Ending{State: protocol.StateFailed, Category: protocol.CategoryRemote, Reason: "its workflow continued as new, which hub does not do"}, nil
+			end = failed("its workflow continued as new, which hub does not do")
 		}
+		return end != nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, errors.New("the workflow's history ended without its close")
+	return end, nil
 }
 
 func failureText(msg, cause string) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,16 +55,25 @@ func runner(t *testing.T) string {
 type world struct {
 	t      *testing.T
 	env    *hubtest.Env
-	ts     *temporaltest.TestServer
+	ts     *temporaltest.TestServer // nil on a dev server
 	runner string
-	repo   string // the user's repository
-	bare   string // the git remote both sides reach
+	// addr and namespace are the Temporal server's.
+	addr, namespace string
+	repo            string // the user's repository
+	bare            string // the git remote both sides reach
 }
 
 func newWorld(t *testing.T) *world {
 	ts := temporaltest.NewServer(temporaltest.WithT(t))
+	w := newWorldAt(t, ts.GetFrontendHostPort(), ts.GetDefaultNamespace())
+	w.ts = ts
+	return w
+}
+
+// newWorldAt is a world whose queue is the Temporal server at addr.
+func newWorldAt(t *testing.T, addr, namespace string) *world {
 	env := hubtest.NewEnv(t)
-	w := &world{t: t, env: env, ts: ts, runner: runner(t)}
+	w := &world{t: t, env: env, runner: runner(t), addr: addr, namespace: namespace}
 	base := t.TempDir()
 	w.repo = hubtest.Repo(t, filepath.Join(base, "repo"), map[string]string{"README.md": "hello\n", "bug.txt": "broken\n"})
 	w.bare = filepath.Join(base, "remote.git")
@@ -71,7 +81,7 @@ func newWorld(t *testing.T) *world {
 	hubtest.Git(t, w.repo, "remote", "add", "origin", w.bare)
 	hubtest.Git(t, w.repo, "push", "-q", "origin", "main")
 	cfg := map[string]any{"queues": map[string]any{"far": map[string]any{
-		"runner": "temporal", "address": ts.GetFrontendHostPort(), "namespace": ts.GetDefaultNamespace(), "remote": "origin"}}}
+		"runner": "temporal", "address": addr, "namespace": namespace, "remote": "origin"}}}
 	b, _ := json.Marshal(cfg)
 	dir := filepath.Join(env.UserDir, ".config", "hub")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -104,7 +114,7 @@ func (w *world) startWorker(name string, flags ...string) *worker {
 		w.t.Fatal(err)
 	}
 	defer logf.Close()
-	args := append([]string{"worker", "--temporal", w.ts.GetFrontendHostPort(), "--namespace", w.ts.GetDefaultNamespace(),
+	args := append([]string{"worker", "--temporal", w.addr, "--namespace", w.namespace,
 		"--queue", "far", "--identity", name}, flags...)
 	cmd := exec.Command(w.runner, args...)
 	var env []string
@@ -638,5 +648,83 @@ func TestRemotePushFails(t *testing.T) {
 	}
 	if got := hubtest.Git(t, clone, "rev-parse", "hub/"+id); got != sha {
 		t.Errorf("the worker's branch hub/%s is %s, not %s", id, got, sha)
+	}
+}
+
+// devServer runs `hub-temporal dev-server` on db and port until it is
+// ready, and returns the process.
+func devServer(t *testing.T, db string, port int) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(runner(t), "dev-server", "--db", db, "--port", fmt.Sprint(port))
+	logf, err := os.OpenFile(db+".log", os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
+	for deadline := time.Now().Add(time.Minute); ; {
+		b, _ := os.ReadFile(db + ".log")
+		if strings.Count(string(b), "dev server ready") > restarts(db) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the dev server did not start:\n%s", b)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	started[db]++
+	return cmd
+}
+
+// started counts, per database, the dev servers started on it.
+var started = map[string]int{}
+
+func restarts(db string) int { return started[db] }
+
+// TestRemoteTemporalRestarts: the Temporal server killed -9 and started
+// again mid-job → the job still completes, its journal whole and nothing
+// in it twice.
+func TestRemoteTemporalRestarts(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "temporal.db")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	srv := devServer(t, db, port)
+	w := newWorldAt(t, fmt.Sprintf("127.0.0.1:%d", port), "default")
+	w.startWorker("far-1")
+	ctx := hubtest.Deadline(t, 3*time.Minute)
+	cs := w.mcp(ctx)
+
+	steps := `for i in 1 2 3 4 5 6 7 8; do date +%s%N > step$i.txt; hub progress "step $i"; sleep 0.5; done; echo "all steps done"`
+	id := w.start(t, ctx, cs, map[string]any{"task": "write eight steps", "exec": steps,
+		"verify": `for i in 1 2 3 4 5 6 7 8; do test -s step$i.txt || exit 1; done`})
+	var st protocol.JobStatus
+	for st.Progress != "step 2" {
+		time.Sleep(50 * time.Millisecond)
+		call(t, ctx, cs, "status", map[string]any{"id": id}, &st)
+	}
+	_ = srv.Process.Kill()
+	_, _ = srv.Process.Wait()
+	devServer(t, db, port)
+
+	st = waitFor(t, ctx, cs, id)[id]
+	if st.State != protocol.StateSucceeded || st.VerifyExit == nil || *st.VerifyExit != 0 {
+		t.Fatalf("status: %+v", st)
+	}
+	out, _, _ := hubtest.Hub(t, "events", id)
+	for i := 1; i <= 8; i++ {
+		if n := strings.Count(out, fmt.Sprintf("step %d\n", i)); n != 1 {
+			t.Errorf("step %d is %d times in the journal:\n%s", i, n, out)
+		}
+	}
+	if got := hubtest.Git(t, w.repo, "show", "hub/"+id+":step8.txt"); got == "" {
+		t.Errorf("step8.txt is empty on hub/%s", id)
 	}
 }

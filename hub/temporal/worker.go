@@ -375,29 +375,21 @@ func (r *reporter) question(ctx context.Context, e protocol.Event) *Question {
 // steering message is queued for the worker, each reply delivered to its
 // question, and a cancel request stops the job.
 func (w *Worker) follow(ctx context.Context, st *store.Store, in Input, id, runID string, stop chan<- string, log zerolog.Logger) {
-	it := w.Client.GetWorkflowHistory(ctx, in.ID, runID, true, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	dc := converter.GetDefaultDataConverter()
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			if ctx.Err() == nil {
-				log.Warn().Err(err).Msg("read the workflow's history")
-			}
-			return
-		}
+	_ = followHistory(ctx, w.Client, in.ID, runID, log, func(ev *history.HistoryEvent) bool {
 		switch ev.GetEventType() {
 		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
 			a := ev.GetWorkflowExecutionSignaledEventAttributes()
 			if a.GetSignalName() != SignalSteer {
-				continue
+				return false
 			}
 			var text string
 			if err := dc.FromPayloads(a.GetInput(), &text); err != nil || text == "" {
-				continue
+				return false
 			}
 			if _, err := st.AddSteer(ctx, id, text, time.Now().UTC()); err != nil {
 				log.Warn().Err(err).Msg("queue steering")
-				continue
+				return false
 			}
 			callShim(w.Paths, id, func(c protocol.ShimClient) error {
 				_, err := c.ShimSteer(ctx, protocol.ShimSteerParams{Text: text})
@@ -406,7 +398,7 @@ func (w *Worker) follow(ctx context.Context, st *store.Store, in Input, id, runI
 		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED:
 			r, ok := acceptedReply(dc, ev)
 			if !ok {
-				continue
+				return false
 			}
 			callShim(w.Paths, id, func(c protocol.ShimClient) error {
 				_, err := c.ShimReply(ctx, protocol.ShimReplyParams{QuestionID: r.QuestionID, Text: r.Text})
@@ -418,7 +410,8 @@ func (w *Worker) follow(ctx context.Context, st *store.Store, in Input, id, runI
 			default:
 			}
 		}
-	}
+		return false
+	})
 }
 
 // acceptedReply is the reply an accepted Update carries.

@@ -1,6 +1,7 @@
 // Command hub-temporal is hub with its Temporal runner: `relay <id>` (what
-// the hub daemon starts for a job on a remote queue) and `worker` (what a
-// worker machine runs); every other command is hub's own.
+// the hub daemon starts for a job on a remote queue), `worker` (what a
+// worker machine runs) and `dev-server` (a Temporal server on SQLite, to
+// try it on one machine); every other command is hub's own.
 package main
 
 import (
@@ -17,6 +18,7 @@ import (
 	"github.com/hub-agents/hub/hub/cli"
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/temporal"
+	"github.com/hub-agents/hub/hub/temporal/devserver"
 )
 
 func main() {
@@ -26,6 +28,8 @@ func main() {
 			os.Exit(relay(os.Args[2:]))
 		case "worker":
 			os.Exit(work(os.Args[2:]))
+		case "dev-server":
+			os.Exit(devServer(os.Args[2:]))
 		}
 	}
 	os.Exit(cli.Main(os.Args[1:]))
@@ -110,6 +114,32 @@ func work(args []string) int {
 	w := &temporal.Worker{Paths: paths, Client: c, Engines: cli.Engines(log), Identity: identity, Log: log, CheckpointEvery: *every}
 	if err := w.Serve(ctx, name, q.Slots); err != nil {
 		log.Error().Err(err).Msg("worker")
+		return 1
+	}
+	return 0
+}
+
+func devServer(args []string) int {
+	fs := flag.NewFlagSet("dev-server", flag.ContinueOnError)
+	db := fs.String("db", "", "the SQLite file it keeps its workflows in (default: in memory, gone when it stops)")
+	port := fs.Int("port", 7233, "the frontend's port on 127.0.0.1")
+	ns := fs.String("namespace", "default", "the namespace to make")
+	fs.SetOutput(os.Stderr)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	log := logger().With().Str("component", "dev-server").Logger()
+	srv, err := devserver.Start(devserver.Options{DB: *db, Port: *port, Namespaces: []string{*ns}})
+	if err != nil {
+		log.Error().Err(err).Msg("dev server")
+		return 1
+	}
+	log.Info().Str("address", srv.Address()).Str("namespace", *ns).Str("db", *db).Msg("Temporal dev server ready")
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	if err := srv.Stop(); err != nil {
+		log.Error().Err(err).Msg("stop")
 		return 1
 	}
 	return 0
