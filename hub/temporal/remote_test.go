@@ -316,6 +316,15 @@ func TestRemoteQuestions(t *testing.T) {
 	if st.Question.Text != "which size?" {
 		t.Fatalf("second question: %+v", st.Question)
 	}
+	// The workflow says which question waits.
+	v, err := w.ts.GetDefaultClient().QueryWorkflow(ctx, id, "", temporal.QueryStatus)
+	var ws temporal.Status
+	if err == nil {
+		err = v.Get(&ws)
+	}
+	if err != nil || len(ws.Pending) != 1 || ws.Pending[0] != st.Question.ID || ws.Done {
+		t.Errorf("the workflow's status: %+v %v", ws, err)
+	}
 	// The first question again, to the hub and to the workflow itself.
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "reply", Arguments: map[string]any{"id": id, "question_id": first, "text": "red"}})
 	if err != nil || !res.IsError {
@@ -339,12 +348,12 @@ func TestRemoteQuestions(t *testing.T) {
 		t.Errorf("pick.txt: %q", got)
 	}
 	// On the worker, each question was answered once.
-	ws, err := store.Open(filepath.Join(wk.home, "hub.db"))
+	wst, err := store.Open(filepath.Join(wk.home, "hub.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ws.Close()
-	evs, err := ws.Events(ctx, []string{id}, 0, 0)
+	defer wst.Close()
+	evs, err := wst.Events(ctx, []string{id}, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -726,5 +735,28 @@ func TestRemoteTemporalRestarts(t *testing.T) {
 	}
 	if got := hubtest.Git(t, w.repo, "show", "hub/"+id+":step8.txt"); got == "" {
 		t.Errorf("step8.txt is empty on hub/%s", id)
+	}
+}
+
+// TestRemoteSteer: steering reaches a worker on a remote machine.
+func TestRemoteSteer(t *testing.T) {
+	w := newWorld(t)
+	w.startWorker("far-1")
+	ctx := hubtest.Deadline(t, 3*time.Minute)
+	cs := w.mcp(ctx)
+	id := w.start(t, ctx, cs, map[string]any{"task": "wait for a steer and write it down",
+		"exec": `for i in $(seq 1 600); do s=$(hub progress "waiting for steering"); if [ -n "$s" ]; then printf '%s\n' "$s" > steer.txt; exit 0; fi; sleep 0.1; done; exit 1`})
+	var st protocol.JobStatus
+	for st.Progress != "waiting for steering" {
+		time.Sleep(50 * time.Millisecond)
+		call(t, ctx, cs, "status", map[string]any{"id": id}, &st)
+	}
+	call(t, ctx, cs, "steer", map[string]any{"id": id, "text": "use teal"}, nil)
+	st = waitFor(t, ctx, cs, id)[id]
+	if st.State != protocol.StateSucceeded {
+		t.Fatalf("status: %+v", st)
+	}
+	if got := hubtest.Git(t, w.repo, "show", "hub/"+id+":steer.txt"); got != "SUPERVISOR STEERING (overrides earlier guidance): use teal" {
+		t.Errorf("steer.txt: %q", got)
 	}
 }

@@ -19,7 +19,23 @@ const (
 	SignalSteer = "steer"
 	// UpdateReply carries an answer (Reply) to the worker, once per question.
 	UpdateReply = "reply"
+	// QueryStatus asks the workflow where the job is (Status).
+	QueryStatus = "status"
 )
+
+// Status is the workflow's view of its job: for `temporal workflow query`
+// and the relay, without reading the history.
+type Status struct {
+	// Events is how many of the worker's events it has seen; Steers how
+	// many steering messages went to the worker.
+	Events int `json:"events"`
+	Steers int `json:"steers"`
+	// Pending are the questions asked and not answered (nor expired).
+	Pending []string `json:"pending,omitempty"`
+	// Last is the latest progress note or state the worker reported.
+	Last string `json:"last,omitempty"`
+	Done bool   `json:"done"`
+}
 
 // Input is what a worker needs to run a job: the job as the hub recorded
 // it, and where to get its base.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -46,6 +47,21 @@ func JobWorkflow(ctx workflow.Context, in Input) (*Ending, error) {
 	if err != nil {
 		return nil, err
 	}
+	var status Status
+	err = workflow.SetQueryHandler(ctx, QueryStatus, func() (Status, error) {
+		st := status
+		st.Pending = nil
+		for id := range asked {
+			if !answered[id] {
+				st.Pending = append(st.Pending, id)
+			}
+		}
+		sort.Strings(st.Pending)
+		return st, nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	events := workflow.GetSignalChannel(ctx, SignalEvents)
 	steers := workflow.GetSignalChannel(ctx, SignalSteer)
 
@@ -69,7 +85,11 @@ func JobWorkflow(ctx workflow.Context, in Input) (*Ending, error) {
 	sel.AddReceive(events, func(c workflow.ReceiveChannel, _ bool) {
 		var batch []Event
 		c.Receive(ctx, &batch)
+		status.Events += len(batch)
 		for _, e := range batch {
+			if e.Kind == protocol.EventProgress || e.Kind == protocol.EventState {
+				status.Last = e.Text
+			}
 			switch {
 			case e.Question != nil:
 				asked[e.Question.ID] = true
@@ -83,10 +103,12 @@ func JobWorkflow(ctx workflow.Context, in Input) (*Ending, error) {
 	sel.AddReceive(steers, func(c workflow.ReceiveChannel, _ bool) {
 		var s string
 		c.Receive(ctx, &s) // its record is the history; the worker reads it there
+		status.Steers++
 	})
 	for !done {
 		sel.Select(ctx)
 	}
+	status.Done = true
 	// Signals that came with the ending are in the history; take them so
 	// the workflow does not end with some unread.
 	for events.ReceiveAsync(nil) || steers.ReceiveAsync(nil) {
