@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -103,6 +104,15 @@ type worker struct {
 
 func (w *world) startWorker(name string, flags ...string) *worker {
 	w.t.Helper()
+	return w.startWorkerIn(name, false, flags...)
+}
+
+// startWorkerIn starts a worker; sealed, in a network namespace of its own
+// (bubblewrap), reaching Temporal through a unix socket only, with the
+// hub's HUB_HOME, HOME and the user's repository hidden from it: all it
+// has of the hub is the git remote and Temporal.
+func (w *world) startWorkerIn(name string, sealed bool, flags ...string) *worker {
+	w.t.Helper()
 	base := w.t.TempDir()
 	wk := &worker{name: name, home: filepath.Join(base, "hub"), log: filepath.Join(base, "worker.log")}
 	user := filepath.Join(base, "home")
@@ -114,9 +124,20 @@ func (w *world) startWorker(name string, flags ...string) *worker {
 		w.t.Fatal(err)
 	}
 	defer logf.Close()
-	args := append([]string{"worker", "--temporal", w.addr, "--namespace", w.namespace,
+	addr := w.addr
+	if sealed {
+		addr = "unix://" + bridge(w.t, filepath.Join(base, "temporal.sock"), w.addr)
+	}
+	args := append([]string{"worker", "--temporal", addr, "--namespace", w.namespace,
 		"--queue", "far", "--identity", name}, flags...)
 	cmd := exec.Command(w.runner, args...)
+	if sealed {
+		bw := []string{"--unshare-net", "--die-with-parent", "--dev-bind", "/", "/"}
+		for _, d := range []string{w.env.Home, w.env.UserDir, w.repo} {
+			bw = append(bw, "--tmpfs", d)
+		}
+		cmd = exec.Command("bwrap", append(append(bw, "--", w.runner), args...)...)
+	}
 	var env []string
 	for _, kv := range w.env.Vars {
 		k, _, _ := strings.Cut(kv, "=")
@@ -223,12 +244,18 @@ func (w *world) start(t *testing.T, ctx context.Context, cs *mcp.ClientSession, 
 // evidence, verify and the commit on hub/<id> are as for a local job.
 func TestRemoteJob(t *testing.T) {
 	w := newWorld(t)
-	wk := w.startWorker("far-1")
+	wk := w.startWorkerIn("far-1", true)
 	ctx := hubtest.Deadline(t, 3*time.Minute)
 	cs := w.mcp(ctx)
 
+	// What the worker's machine can reach of the hub's: nothing but the
+	// git remote and Temporal (through the worker's own connection).
+	probe := fmt.Sprintf(`{ (exec 3<>/dev/tcp/%s/%s) 2>/dev/null && echo "temporal: reached" || echo "temporal: unreachable"
+  test -e %s && echo "hub home: seen" || echo "hub home: hidden"
+  test -e %s/README.md && echo "user repo: seen" || echo "user repo: hidden"; } > reach.txt`,
+		strings.Split(w.addr, ":")[0], strings.Split(w.addr, ":")[1], filepath.Join(w.env.Home, "hub.db"), w.repo)
 	id := w.start(t, ctx, cs, map[string]any{"task": "fix bug.txt",
-		"exec":   `printf 'fixed\n' > bug.txt && hub progress "fixed bug.txt" && echo "fixed it"`,
+		"exec":   probe + ` && printf 'fixed\n' > bug.txt && hub progress "fixed bug.txt" && echo "fixed it"`,
 		"verify": `grep -qx fixed bug.txt`})
 	st := waitFor(t, ctx, cs, id)[id]
 	if st.State != protocol.StateSucceeded || st.VerifyExit == nil || *st.VerifyExit != 0 {
@@ -241,6 +268,9 @@ func TestRemoteJob(t *testing.T) {
 	if got := hubtest.Git(t, w.repo, "show", "hub/"+id+":bug.txt"); got != "fixed" {
 		t.Errorf("bug.txt on hub/%s: %q", id, got)
 	}
+	if got := hubtest.Git(t, w.repo, "show", "hub/"+id+":reach.txt"); got != "temporal: unreachable\nhub home: hidden\nuser repo: hidden" {
+		t.Errorf("what the worker reached:\n%s", got)
+	}
 	if got := hubtest.Git(t, w.repo, "rev-parse", "hub/"+id+"^"); got != st.Base {
 		t.Errorf("the commit's parent is %s, the base %s", got, st.Base)
 	}
@@ -251,7 +281,7 @@ func TestRemoteJob(t *testing.T) {
 		t.Errorf("result summary does not name bug.txt:\n%s", rr.Summary)
 	}
 	ev := rr.Evidence
-	if ev == nil || ev.Repo != w.repo || ev.Head != head || len(ev.Files) != 1 || ev.Files[0].Path != "bug.txt" {
+	if ev == nil || ev.Repo != w.repo || ev.Head != head || len(ev.Files) != 2 || ev.Files[0].Path != "bug.txt" {
 		t.Fatalf("evidence: %+v", ev)
 	}
 	if ev.Verify == nil || ev.Verify.ExitCode != 0 {
@@ -759,4 +789,36 @@ func TestRemoteSteer(t *testing.T) {
 	if got := hubtest.Git(t, w.repo, "show", "hub/"+id+":steer.txt"); got != "SUPERVISOR STEERING (overrides earlier guidance): use teal" {
 		t.Errorf("steer.txt: %q", got)
 	}
+}
+
+// bridge serves a unix socket at path that forwards each connection to the
+// TCP address target, and returns path.
+func bridge(t *testing.T, path, target string) string {
+	t.Helper()
+	l, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				u, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				done := make(chan struct{}, 2)
+				go func() { _, _ = io.Copy(u, c); done <- struct{}{} }()
+				go func() { _, _ = io.Copy(c, u); done <- struct{}{} }()
+				<-done
+			}()
+		}
+	}()
+	return path
 }
