@@ -471,7 +471,10 @@ func (s *Server) schedule(ctx context.Context) {
 		s.o.Log.Error().Err(err).Msg("schedule: config")
 		return
 	}
-	lim := store.Limits{MaxRunning: set.MaxRunning, MonthlyCap: micros.FromUSD(set.MonthlyCapUSD)}
+	lim := store.Limits{MaxRunning: set.MaxRunning, MonthlyCap: micros.FromUSD(set.MonthlyCapUSD), QueueSlots: map[string]int{}}
+	for name, q := range set.Queues {
+		lim.QueueSlots[name] = q.Defaulted(name).Slots
+	}
 	queued, err := s.st.QueuedJobs(ctx)
 	if err != nil {
 		s.o.Log.Error().Err(err).Msg("schedule: queued jobs")

@@ -111,8 +111,11 @@ type Steer struct {
 
 // Limits bound admission: slots across every process, money per month.
 type Limits struct {
-	MaxRunning int
+	MaxRunning int // this machine's jobs at once
 	MonthlyCap micros.Micros
+	// QueueSlots are each remote queue's jobs at once; a remote job takes
+	// its queue's slot, not one of this machine's.
+	QueueSlots map[string]int
 }
 
 // Admission is the outcome of Admit.

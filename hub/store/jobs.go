@@ -245,12 +245,22 @@ func (s *Store) Admit(ctx context.Context, id string, lim Limits, now time.Time)
 		if j.State != protocol.StateQueued {
 			return wrongState("job %s is %s, not queued", id, j.State)
 		}
+		// Slots: this machine's, or the job's remote queue's.
+		queue := ""
+		if p, err := DecodeSpec(j.Spec); err == nil {
+			queue = p.Queue
+		}
 		var held int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM slots`).Scan(&held); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM slots JOIN jobs ON jobs.id = slots.job_id
+			WHERE COALESCE(json_extract(CAST(jobs.spec AS TEXT), '$.params.queue'), '') = ?`, queue).Scan(&held); err != nil {
 			return err
 		}
-		if held >= lim.MaxRunning {
+		switch max := lim.QueueSlots[queue]; {
+		case queue == "" && held >= lim.MaxRunning:
 			adm.Reason = fmt.Sprintf("all %d slots are busy", lim.MaxRunning)
+			return nil
+		case queue != "" && held >= max:
+			adm.Reason = fmt.Sprintf("all %d slots of queue %s are busy", max, queue)
 			return nil
 		}
 		month := now.UTC().Format("2006-01")
