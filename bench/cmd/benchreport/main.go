@@ -35,7 +35,7 @@ func main() {
 	out := flag.String("out", "docs/benchmarks.md", "where to write the report; plots go to a folder named after it")
 	runs := flag.Int("runs", 15, "repetitions per figure")
 	quick := flag.Bool("quick", false, "fewer runs and no 50,000-file repo: to try the harness, not to publish")
-	only := flag.String("only", "", "run only these sections (comma-separated: tokens,readiness,wake,cold,fleet,ledger,loop,gobench,realproj,land)")
+	only := flag.String("only", "", "run only these sections (comma-separated: tokens,readiness,wake,cold,fleet,ledger,loop,gobench,realproj,land,remote)")
 	flag.Parse()
 	if *quick {
 		*runs = 3
@@ -189,6 +189,7 @@ func run(out string, runs int, quick bool, only string) error {
 		{"gobench", "Go benchmarks", goBenchSection},
 		{"realproj", "readiness on real projects", realProjectSection},
 		{"land", "forecast and landing", landSection},
+		{"remote", "remote queues", remoteSection},
 	} {
 		if only != "" && !slices.Contains(strings.Split(only, ","), s.key) {
 			continue

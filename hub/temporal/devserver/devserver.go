@@ -67,7 +67,8 @@ func Start(o Options) (*Server, error) {
 			return nil, err
 		}
 	}
-	if _, err := os.Stat(o.DB); o.DB == "" || os.IsNotExist(err) {
+	// A database in memory gets its schema from the SQLite plugin itself.
+	if _, err := os.Stat(o.DB); o.DB != "" && os.IsNotExist(err) {
 		if err := sqlite.SetupSchema(&db); err != nil {
 			return nil, fmt.Errorf("set up the dev server's database: %w", err)
 		}
