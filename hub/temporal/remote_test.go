@@ -822,3 +822,50 @@ func bridge(t *testing.T, path, target string) string {
 	}()
 	return path
 }
+
+// TestRemoteWorkerStops: a worker shut down (SIGTERM) mid-job hands the
+// job back: what it did goes to the remote as the job's checkpoint, and
+// another worker finishes the job from there; the job is not cancelled.
+func TestRemoteWorkerStops(t *testing.T) {
+	w := newWorld(t)
+	first := w.startWorker("far-1", "--checkpoint-every", "1m")
+	ctx := hubtest.Deadline(t, 3*time.Minute)
+	cs := w.mcp(ctx)
+
+	steps := `for i in 1 2 3 4 5 6; do
+  if [ ! -f step$i.txt ]; then date +%s%N > step$i.txt; hub progress "step $i"; sleep 1; fi
+done; echo "all steps done"`
+	id := w.start(t, ctx, cs, map[string]any{"task": "write six steps", "exec": steps,
+		"verify": `for i in 1 2 3 4 5 6; do test -s step$i.txt || exit 1; done`})
+	var st protocol.JobStatus
+	for st.Progress != "step 2" {
+		time.Sleep(50 * time.Millisecond)
+		call(t, ctx, cs, "status", map[string]any{"id": id}, &st)
+	}
+	_ = first.cmd.Process.Signal(syscall.SIGTERM)
+	if _, err := first.cmd.Process.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	cp := hubtest.Git(t, w.bare, "rev-parse", "refs/hub/wip/"+id)
+	saved := map[string]string{}
+	for _, f := range strings.Fields(hubtest.Git(t, w.bare, "ls-tree", "--name-only", cp)) {
+		saved[f] = hubtest.Git(t, w.bare, "rev-parse", cp+":"+f)
+	}
+	if saved["step1.txt"] == "" || saved["step2.txt"] == "" {
+		t.Fatalf("the handed-back checkpoint holds %v", saved)
+	}
+	w.startWorker("far-2")
+	st = waitFor(t, ctx, cs, id)[id]
+	if st.State != protocol.StateSucceeded {
+		t.Fatalf("status: %+v", st)
+	}
+	for f, blob := range saved {
+		if got := hubtest.Git(t, w.repo, "rev-parse", "hub/"+id+":"+f); got != blob {
+			t.Errorf("%s on hub/%s is %s, the checkpoint had %s", f, id, got, blob)
+		}
+	}
+	out, _, _ := hubtest.Hub(t, "events", id)
+	if !strings.Contains(out, "attempt 2 taken by worker far-2, from checkpoint "+cp[:12]) {
+		t.Errorf("events:\n%s", out)
+	}
+}

@@ -94,14 +94,34 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Ending, error) {
 		return nil, err
 	}
 	if !j.State.Terminal() {
-		if err := w.runShim(ctx, st, in, j, info, clone, log); err != nil {
+		left, err := w.runShim(ctx, st, in, j, info, clone, log)
+		if err != nil {
 			return nil, err
+		}
+		if left {
+			return nil, w.handBack(context.WithoutCancel(ctx), st, in, j.ID, clone)
 		}
 	}
 	if j, err = st.Job(context.WithoutCancel(ctx), j.ID); err != nil {
 		return nil, err
 	}
 	return w.finish(context.WithoutCancel(ctx), st, in, j, clone)
+}
+
+// handBack pushes what a job stopped by the worker's shutdown left (its
+// salvage commit) as the job's checkpoint, and returns the error that has
+// Temporal give the job to another worker.
+func (w *Worker) handBack(ctx context.Context, st *store.Store, in Input, id, clone string) error {
+	j, err := st.Job(ctx, id)
+	if err == nil && j.HeadSHA != "" && j.HeadSHA != j.BaseSHA {
+		w.clones.Lock()
+		_, err = gitx.Git(ctx, clone, "push", "--quiet", "--force", "--no-verify", in.Remote, j.HeadSHA+":"+wipRef(in.ID))
+		w.clones.Unlock()
+		if err != nil {
+			w.Log.Warn().Err(err).Str("job", in.ID).Msg("push the job's last checkpoint")
+		}
+	}
+	return temporal.NewApplicationError("worker "+w.Identity+" shut down; another worker takes the job from its checkpoint", "shutdown")
 }
 
 // localID is the id of attempt n of job id in a worker's store: the job's
@@ -122,14 +142,14 @@ func wipRef(id string) string { return "refs/hub/wip/" + id }
 func (w *Worker) checkpointOf(ctx context.Context, in Input, clone string) (string, error) {
 	w.clones.Lock()
 	defer w.clones.Unlock()
-	out, err := gitx.Git(ctx, clone, "ls-remote", "origin", wipRef(in.ID))
+	out, err := gitx.Git(ctx, clone, "ls-remote", in.Remote, wipRef(in.ID))
 	if err != nil {
 		return "", fmt.Errorf("look for the job's checkpoint on %s: %w", in.Remote, err)
 	}
 	if len(trim(out)) == 0 {
 		return "", nil
 	}
-	if _, err := gitx.Git(ctx, clone, "fetch", "--quiet", "--no-tags", "origin", "+"+wipRef(in.ID)+":"+wipRef(in.ID)); err != nil {
+	if _, err := gitx.Git(ctx, clone, "fetch", "--quiet", "--no-tags", in.Remote, "+"+wipRef(in.ID)+":"+wipRef(in.ID)); err != nil {
 		return "", fmt.Errorf("fetch the job's checkpoint from %s: %w", in.Remote, err)
 	}
 	sha, err := gitx.Git(ctx, clone, "rev-parse", "--verify", wipRef(in.ID)+"^{commit}")
@@ -145,7 +165,9 @@ func (w *Worker) checkpointOf(ctx context.Context, in Input, clone string) (stri
 }
 
 // clone makes sure this worker has a clone of the job's remote holding its
-// base, and returns its top.
+// base, and returns its top. Every fetch and push names the remote's URL
+// as the job gave it, never the clone's "origin": a job's worker can write
+// the clone's config.
 func (w *Worker) clone(ctx context.Context, in Input) (string, error) {
 	w.clones.Lock()
 	defer w.clones.Unlock()
@@ -164,7 +186,7 @@ func (w *Worker) clone(ctx context.Context, in Input) (string, error) {
 			return "", err
 		}
 	}
-	if _, err := gitx.Git(ctx, dir, "fetch", "--quiet", "--no-tags", "origin", "+"+in.BaseRef+":"+in.BaseRef); err != nil {
+	if _, err := gitx.Git(ctx, dir, "fetch", "--quiet", "--no-tags", in.Remote, "+"+in.BaseRef+":"+in.BaseRef); err != nil {
 		return "", fmt.Errorf("fetch the job's base from %s: %w", in.Remote, err)
 	}
 	got, err := gitx.Git(ctx, dir, "rev-parse", "--verify", "--quiet", in.BaseRef+"^{commit}")
@@ -241,13 +263,13 @@ const resumed = "(This job was started by another worker, which was lost. What i
 // runShim runs `hub shim <id>` on the job until it exits, reporting its
 // journal to the workflow, heartbeating, and taking the supervisor's
 // steering, replies and stop from the workflow's history.
-func (w *Worker) runShim(ctx context.Context, st *store.Store, in Input, j *store.Job, info activity.Info, clone string, log zerolog.Logger) error {
+func (w *Worker) runShim(ctx context.Context, st *store.Store, in Input, j *store.Job, info activity.Info, clone string, log zerolog.Logger) (left bool, err error) {
 	if err := os.MkdirAll(w.Paths.JobDir(j.ID), 0o700); err != nil {
-		return err
+		return false, err
 	}
 	logf, err := os.OpenFile(w.Paths.ShimLog(j.ID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer logf.Close()
 	cmd := exec.Command(w.HubBinary, "shim", j.ID)
@@ -255,7 +277,7 @@ func (w *Worker) runShim(ctx context.Context, st *store.Store, in Input, j *stor
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start the job's shim: %w", err)
+		return false, fmt.Errorf("start the job's shim: %w", err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -285,17 +307,24 @@ func (w *Worker) runShim(ctx context.Context, st *store.Store, in Input, j *stor
 			return err
 		})
 	}
+	done, leaving := ctx.Done(), activity.GetWorkerStopChannel(ctx)
 	for {
 		select {
 		case <-exited:
 			rep.flush(context.WithoutCancel(ctx))
-			return nil
+			return left, nil
 		case reason := <-stop:
 			stopShim(reason)
-		case <-ctx.Done():
+		case <-done:
 			// Cancelled (the supervisor stopped the job), or this attempt
 			// timed out: stop the worker, let the shim salvage, report.
+			done = nil
 			stopShim("stopped by request")
+		case <-leaving:
+			// This worker is shutting down: the job stops here, and what it
+			// did goes to the remote as its checkpoint for the next worker.
+			leaving, left = nil, true
+			stopShim("the worker is shutting down; another worker takes the job from its checkpoint")
 		case <-tick.C:
 			rep.flush(context.WithoutCancel(ctx))
 			if ctx.Err() == nil {
@@ -454,7 +483,7 @@ func (w *Worker) finish(ctx context.Context, st *store.Store, in Input, j *store
 		return end, nil
 	}
 	w.clones.Lock()
-	_, err := gitx.Git(ctx, clone, "push", "--quiet", "--force", "--no-verify", "origin", end.Head+":refs/heads/"+in.Branch)
+	_, err := gitx.Git(ctx, clone, "push", "--quiet", "--force", "--no-verify", in.Remote, end.Head+":refs/heads/"+in.Branch)
 	w.clones.Unlock()
 	end.Pushed = err == nil
 	if err != nil {

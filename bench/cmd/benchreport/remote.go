@@ -50,8 +50,10 @@ starts the engine, and the hub hears of it). **worker done → wait returns** is
 (` + "`sleep 0.3; date +%s%N > mark`" + `) wrote its mark to the moment the supervisor's ` + "`wait`" + ` returns: for a remote job that is
 the worker's commit, verify, push of ` + "`hub/<id>`" + `, the activity's completion, the workflow's close, the relay's fetch and
 the job's close here. Throughput: 40 jobs of ` + "`sleep 1`" + ` started at once on a queue of 64 slots served by 1, 2 and 4
-workers of 4 slots each, from the first start to the last job's end; the reference is this hub with 4 slots of its
-own.`}, nil
+workers of 4 slots each, from the first start to the last job's end; the reference is the same 40 jobs run by this
+hub, four in flight at a time (one worker's worth of slots). Every worker here shares this machine's cores with the
+hub, the dev server and the other workers, so the figures for 2 and 4 workers say how the queue spreads jobs over
+workers, not what more machines would add.`}, nil
 }
 
 type remoteBench struct {
