@@ -34,6 +34,9 @@ func (d Decision) Text() string {
 	default:
 		fmt.Fprintf(&b, "refused: %s\n", d.Refusal)
 	}
+	if d.Where != nil {
+		fmt.Fprintf(&b, "where: %s\n", d.Where.Why)
+	}
 	for _, n := range d.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
 	}

@@ -106,6 +106,9 @@ type Snapshot struct {
 	// Live is the work in progress in the job's repository: what each
 	// live job has touched so far, as the forecast last saw it.
 	Live []Live `json:"live,omitempty"`
+	// Places are where an auto job may run: this machine first, then the
+	// remote queues that take auto jobs. Empty: here, with no choice.
+	Places []Place `json:"places,omitempty"`
 }
 
 // Live is one live job of the same repository.
@@ -189,6 +192,8 @@ type Decision struct {
 	// Overlaps are the live jobs changing files this job names: whichever
 	// engine runs it, the two will likely conflict.
 	Overlaps []Overlap `json:"overlaps,omitempty"`
+	// Where is where an auto job runs, when there was a choice of places.
+	Where *Where `json:"where,omitempty"`
 }
 
 // Fallback is an engine the hub tried at start that failed to start.
@@ -258,6 +263,7 @@ func Decide(req Request, snap Snapshot, w Weights) Decision {
 		d.Candidates[i].Rank = i + 1
 	}
 	d.Chosen = d.Candidates[0].Engine
+	d.Where = place(req, snap.Places)
 	d.Overlaps = overlaps(req.Files, snap.Live)
 	for _, o := range d.Overlaps {
 		d.Notes = append(d.Notes, fmt.Sprintf("job %s (%s) is already changing %s, which this job names: the two will likely conflict; serialise them (start this one after %s lands) or land them in turn",

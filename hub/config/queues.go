@@ -40,6 +40,9 @@ type Queue struct {
 	// Slots is how many of the queue's jobs run at once (default 4); they
 	// do not take this machine's slots.
 	Slots int `json:"slots,omitempty"`
+	// Auto lets engine auto send a job here when this machine's slots are
+	// all busy and the queue has free slots and live workers.
+	Auto bool `json:"auto,omitempty"`
 	// TLS: a client certificate and key, and the CA to check the server
 	// with; all empty means no TLS.
 	TLSCert string `json:"tls_cert,omitempty"`

@@ -110,7 +110,10 @@ type Server struct {
 	watchMu sync.Mutex
 	// relaunches counts, per remote job, the relays started again.
 	relaunches map[string]int
-	watching   map[string]bool
+	// health is each remote queue's health as its runner last said.
+	healthMu sync.Mutex
+	health   map[string]healthReading
+	watching map[string]bool
 
 	forecast   *forecaster
 	forecastCh chan struct{} // a forecast round is due now (a job committed, ended or landed)

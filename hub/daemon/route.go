@@ -44,7 +44,7 @@ func (s *Server) gatherRouteInputs(ctx context.Context, set config.Settings) (jo
 	}
 	return job.RouteInputs{
 		Money: router.Money{CapMicros: micros.FromUSD(set.MonthlyCapUSD), ChargedMicros: tot.ChargedMicros, ReservedMicros: tot.ReservedMicros},
-		Quota: quota, Weights: w, Now: t, Live: s.liveWork(ctx),
+		Quota: quota, Weights: w, Now: t, Live: s.liveWork(ctx), Places: s.places(ctx, set),
 	}, nil
 }
 

@@ -166,9 +166,7 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 		if r.Repo == nil {
 			return nil, bad("queue", "pass repo: a remote worker gets the repository from the queue's git remote", "a job on a remote queue needs a repo")
 		}
-		q = q.Defaulted(p.Queue)
-		r.Notes = append(r.Notes, fmt.Sprintf("runs on queue %s (%s, task queue %s), not on this machine; its branch comes back through %s",
-			p.Queue, q.Runner, q.TaskQueue, q.Remote))
+		r.Notes = append(r.Notes, queueNote(p.Queue, q))
 	}
 	// Engine: the one named, or the router's pick.
 	if err := knownEngine(p, reg); err != nil {
@@ -190,6 +188,10 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 	if d.Request.Auto() {
 		r.Notes = append(r.Notes, d.Summary())
 	}
+	if d.Where != nil && d.Where.Queue != "" {
+		p.Queue = d.Where.Queue
+		r.Notes = append(r.Notes, "engine auto: "+d.Where.Why, queueNote(p.Queue, s.Queues[p.Queue]))
+	}
 	r.Notes = append(r.Notes, d.Notes...)
 	switch {
 	case p.Isolation == protocol.IsolationWorktree:
@@ -199,6 +201,13 @@ func Validate(ctx context.Context, p protocol.StartParams, s config.Settings, re
 	}
 	r.Params = p
 	return r, nil
+}
+
+// queueNote says where a job on a remote queue runs.
+func queueNote(name string, q config.Queue) string {
+	q = q.Defaulted(name)
+	return fmt.Sprintf("runs on queue %s (%s, task queue %s), not on this machine; its branch comes back through %s",
+		name, q.Runner, q.TaskQueue, q.Remote)
 }
 
 // WorktreeNote is what a job at isolation worktree can reach: everything its
@@ -316,6 +325,9 @@ type RouteInputs struct {
 	Quota   []protocol.QuotaSignal
 	Weights router.Weights
 	Now     time.Time
+	// Places are where an auto job may run: this machine, then the remote
+	// queues that take auto jobs (config queues.<name>.auto).
+	Places []router.Place
 }
 
 // Route asks the router which engine takes p: it builds the snapshot from
@@ -326,6 +338,9 @@ func Route(ctx context.Context, p protocol.StartParams, hasRepo bool, maxMicros 
 	req := router.Request{Kind: string(p.Kind), Isolation: string(p.Isolation), ReadOnly: p.Kind == protocol.KindRead && !hasRepo,
 		MaxMicros: maxMicros, Effort: p.Effort, Engine: p.Engine, Profile: p.Profile, Files: p.Files}
 	snap := router.Snapshot{Now: in.Now, Money: in.Money, Live: in.Live[p.Repo]}
+	if hasRepo && p.Queue == "" {
+		snap.Places = in.Places // a job that names its queue, or has no repo to send, stays where it is
+	}
 	for _, e := range reg.All() {
 		caps := e.Capabilities()
 		re := router.Engine{Name: e.Name(), Isolation: strs(caps.Isolation), ReadOnly: caps.ReadOnly, Pays: string(caps.Pays)}

@@ -575,3 +575,23 @@ func phaseTimings(ctx context.Context, tx *sql.Tx, id string, now time.Time, set
 	}
 	return t, nil
 }
+
+// SlotsHeld counts the slots held now, by remote queue ("" for this machine's).
+func (s *Store) SlotsHeld(ctx context.Context) (map[string]int, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT COALESCE(json_extract(CAST(jobs.spec AS TEXT), '$.params.queue'), ''), COUNT(*)
+		FROM slots JOIN jobs ON jobs.id = slots.job_id GROUP BY 1`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	held := map[string]int{}
+	for rows.Next() {
+		var q string
+		var n int
+		if err := rows.Scan(&q, &n); err != nil {
+			return nil, err
+		}
+		held[q] = n
+	}
+	return held, rows.Err()
+}

@@ -47,4 +47,8 @@ func TestAdmitQueueSlots(t *testing.T) {
 	if got := admit("local2"); got.Admitted || got.Reason != "all 1 slots are busy" {
 		t.Errorf("local2: %+v", got)
 	}
+	held, err := s.SlotsHeld(ctx)
+	if err != nil || len(held) != 2 || held[""] != 1 || held["far"] != 2 {
+		t.Errorf("SlotsHeld = %v, %v", held, err)
+	}
 }

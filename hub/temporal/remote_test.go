@@ -81,9 +81,24 @@ func newWorldAt(t *testing.T, addr, namespace string) *world {
 	hubtest.Git(t, base, "init", "-q", "--bare", w.bare)
 	hubtest.Git(t, w.repo, "remote", "add", "origin", w.bare)
 	hubtest.Git(t, w.repo, "push", "-q", "origin", "main")
-	cfg := map[string]any{"queues": map[string]any{"far": map[string]any{
-		"runner": "temporal", "address": addr, "namespace": namespace, "remote": "origin"}}}
+	w.config(nil, nil)
+	return w
+}
+
+// config writes config.json: queue "far" at the world's Temporal with
+// extra keys of the queue's, and extra top-level keys.
+func (w *world) config(queue, top map[string]any) {
+	far := map[string]any{"runner": "temporal", "address": w.addr, "namespace": w.namespace, "remote": "origin"}
+	for k, v := range queue {
+		far[k] = v
+	}
+	cfg := map[string]any{"queues": map[string]any{"far": far}}
+	for k, v := range top {
+		cfg[k] = v
+	}
 	b, _ := json.Marshal(cfg)
+	t := w.t
+	env := w.env
 	dir := filepath.Join(env.UserDir, ".config", "hub")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
@@ -91,7 +106,6 @@ func newWorldAt(t *testing.T, addr, namespace string) *world {
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return w
 }
 
 // worker is a hub-temporal worker process with a HUB_HOME and HOME of its own.
@@ -868,4 +882,56 @@ done; echo "all steps done"`
 	if !strings.Contains(out, "attempt 2 taken by worker far-2, from checkpoint "+cp[:12]) {
 		t.Errorf("events:\n%s", out)
 	}
+}
+
+// TestRemoteAutoRoute: with this machine's slots busy, engine auto sends a
+// job to a queue that takes auto jobs and has a live worker, and says why.
+func TestRemoteAutoRoute(t *testing.T) {
+	w := newWorld(t)
+	w.config(map[string]any{"auto": true}, map[string]any{"max_running": 1})
+	w.startWorker("far-1")
+	ctx := hubtest.Deadline(t, 3*time.Minute)
+	cs := w.mcp(ctx)
+
+	// The one local slot, taken.
+	var sr protocol.StartResult
+	call(t, ctx, cs, "start", map[string]any{"task": "hold the slot", "repo": w.repo, "engine": "exec",
+		"exec": `hub progress "holding"; sleep 60`}, &sr)
+	busy := sr.ID
+	var st protocol.JobStatus
+	for st.Progress != "holding" {
+		time.Sleep(50 * time.Millisecond)
+		call(t, ctx, cs, "status", map[string]any{"id": busy}, &st)
+	}
+	// The worker polls the queue (what the router reads).
+	for {
+		out, _ := exec.Command(w.runner, "health", "far").Output()
+		if strings.Contains(string(out), `"workers":1`) {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("health: %s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	out, _, code := hubtest.Hub(t, "route", "explain", "--repo", w.repo, "--exec", "true", "--task", "t")
+	if code != 0 || !strings.Contains(out, "where: queue far: this machine's 1 slots are busy; far has 4 of 4 slots free and 1 worker(s)") {
+		t.Errorf("route explain (exit %d):\n%s", code, out)
+	}
+	call(t, ctx, cs, "start", map[string]any{"task": "fix bug.txt", "repo": w.repo, "engine": "auto",
+		"exec": `printf 'fixed\n' > bug.txt`, "verify": `grep -qx fixed bug.txt`}, &sr)
+	notes := strings.Join(sr.Notes, "\n")
+	if !strings.Contains(notes, "engine auto: queue far: this machine's 1 slots are busy") || !strings.Contains(notes, "runs on queue far") {
+		t.Errorf("start notes:\n%s", notes)
+	}
+	st = waitFor(t, ctx, cs, sr.ID)[sr.ID]
+	if st.State != protocol.StateSucceeded {
+		t.Fatalf("status: %+v", st)
+	}
+	var rr protocol.ResultResult
+	call(t, ctx, cs, "result", map[string]any{"id": sr.ID, "evidence": true}, &rr)
+	if !contains(rr.Evidence.Notes, "ran on worker far-1 of queue far") {
+		t.Errorf("evidence notes: %q", rr.Evidence.Notes)
+	}
+	call(t, ctx, cs, "stop", map[string]any{"id": busy}, nil)
 }

@@ -1,11 +1,13 @@
 // Command hub-temporal is hub with its Temporal runner: `relay <id>` (what
 // the hub daemon starts for a job on a remote queue), `worker` (what a
-// worker machine runs) and `dev-server` (a Temporal server on SQLite, to
-// try it on one machine); every other command is hub's own.
+// worker machine runs), `health <queue>` (the queue's live workers, for
+// the hub's router) and `dev-server` (a Temporal server on SQLite, to try
+// it on one machine); every other command is hub's own.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -30,6 +32,8 @@ func main() {
 			os.Exit(work(os.Args[2:]))
 		case "dev-server":
 			os.Exit(devServer(os.Args[2:]))
+		case "health":
+			os.Exit(health(os.Args[2:]))
 		}
 	}
 	os.Exit(cli.Main(os.Args[1:]))
@@ -143,4 +147,39 @@ func devServer(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// health prints a queue's health as one JSON object (temporal.Health), for
+// the hub daemon's router; exit 1 when it cannot be read.
+func health(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: hub-temporal health <queue> (a queue of config.json)")
+		return 2
+	}
+	out := func(h temporal.Health) int {
+		b, _ := json.Marshal(h)
+		fmt.Println(string(b))
+		if h.Error != "" {
+			return 1
+		}
+		return 0
+	}
+	set, err := config.Load()
+	if err != nil {
+		return out(temporal.Health{Error: err.Error()})
+	}
+	q, ok := set.Queues[args[0]]
+	if !ok {
+		return out(temporal.Health{Error: fmt.Sprintf("there is no queue %q in config.json", args[0])})
+	}
+	q = q.Defaulted(args[0])
+	log := logger().Level(zerolog.WarnLevel)
+	c, err := temporal.Dial(q, "hub-health", log)
+	if err != nil {
+		return out(temporal.Health{Error: err.Error()})
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return out(temporal.QueueHealth(ctx, c, q.TaskQueue))
 }
