@@ -34,33 +34,45 @@ import (
 // Dial connects to a queue's Temporal frontend.
 func Dial(q config.Queue, identity string, log zerolog.Logger) (client.Client, error) {
 	o := client.Options{HostPort: q.Address, Namespace: q.Namespace, Identity: identity, Logger: logAdapter{log}}
-	if q.TLSCert != "" || q.TLSCA != "" {
-		tc := &tls.Config{MinVersion: tls.VersionTLS12}
-		if q.TLSCert != "" {
-			cert, err := tls.LoadX509KeyPair(q.TLSCert, q.TLSKey)
-			if err != nil {
-				return nil, fmt.Errorf("the queue's client certificate: %w", err)
-			}
-			tc.Certificates = []tls.Certificate{cert}
-		}
-		if q.TLSCA != "" {
-			pem, err := os.ReadFile(q.TLSCA)
-			if err != nil {
-				return nil, fmt.Errorf("the queue's CA: %w", err)
-			}
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("the queue's CA %s holds no PEM certificate", q.TLSCA)
-			}
-			tc.RootCAs = pool
-		}
-		o.ConnectionOptions.TLS = tc
+	tc, err := TLSConfig(q)
+	if err != nil {
+		return nil, err
 	}
+	o.ConnectionOptions.TLS = tc
 	c, err := client.Dial(o)
 	if err != nil {
 		return nil, fmt.Errorf("reach Temporal at %s (namespace %s): %w", q.Address, q.Namespace, err)
 	}
 	return c, nil
+}
+
+// TLSConfig is the TLS a queue's settings ask for: nil for none; a client
+// certificate when tls_cert and tls_key are set; the server checked
+// against tls_ca when it is set, else against the system's roots.
+func TLSConfig(q config.Queue) (*tls.Config, error) {
+	if q.TLSCert == "" && q.TLSKey == "" && q.TLSCA == "" {
+		return nil, nil
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12}
+	if q.TLSCert != "" || q.TLSKey != "" {
+		cert, err := tls.LoadX509KeyPair(q.TLSCert, q.TLSKey)
+		if err != nil {
+			return nil, fmt.Errorf("the queue's client certificate (tls_cert %s, tls_key %s): %w", q.TLSCert, q.TLSKey, err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	if q.TLSCA != "" {
+		pem, err := os.ReadFile(q.TLSCA)
+		if err != nil {
+			return nil, fmt.Errorf("the queue's CA (tls_ca): %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("the queue's CA %s holds no PEM certificate", q.TLSCA)
+		}
+		tc.RootCAs = pool
+	}
+	return tc, nil
 }
 
 // dialPatience is how long a relay that finds its job already out on the
