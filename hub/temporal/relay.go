@@ -98,9 +98,10 @@ type Relay struct {
 	remote string // the remote's URL or path
 	c      client.Client
 
-	mu    sync.Mutex
-	seen  map[string]int64 // per attempt, the last worker event recorded
-	stops sync.Once
+	mu      sync.Mutex
+	seen    map[string]int64 // per attempt, the last worker event recorded
+	started bool             // the workflow is there to cancel
+	stopped bool             // a stop came; the workflow is (or will be) cancelled
 }
 
 // Run relays the job to its end.
@@ -171,6 +172,15 @@ func (r *Relay) Run(ctx context.Context) error {
 	run, err := r.start(ctx, p)
 	if err != nil {
 		return r.fail(ctx, err.Error())
+	}
+	r.mu.Lock()
+	r.started = true
+	stopped := r.stopped
+	r.mu.Unlock()
+	if stopped { // a stop that came before the workflow was there
+		if err := r.c.CancelWorkflow(ctx, r.JobID, ""); err != nil {
+			r.Log.Warn().Err(err).Msg("cancel the job's workflow")
+		}
 	}
 	end, err := r.follow(ctx, run)
 	if err != nil {
@@ -476,13 +486,20 @@ func (s relayServer) ShimSteer(ctx context.Context, _ protocol.ShimSteerParams) 
 }
 
 // ShimStop cancels the job's workflow: the worker stops the job, commits
-// what it left and pushes it.
+// what it left and pushes it. A stop before the workflow is there cancels
+// it as soon as it is.
 func (s relayServer) ShimStop(ctx context.Context, p protocol.ShimStopParams) (*protocol.Empty, error) {
-	var err error
-	s.r.stops.Do(func() {
-		err = s.r.c.CancelWorkflow(ctx, s.r.JobID, "")
-	})
-	if err != nil {
+	s.r.mu.Lock()
+	already, started := s.r.stopped, s.r.started
+	s.r.stopped = true
+	s.r.mu.Unlock()
+	if already || !started {
+		return &protocol.Empty{}, nil
+	}
+	if err := s.r.c.CancelWorkflow(ctx, s.r.JobID, ""); err != nil {
+		s.r.mu.Lock()
+		s.r.stopped = false // the next stop tries again
+		s.r.mu.Unlock()
 		return nil, rpc.Errorf(protocol.CodeInternal, "try again", "cancel the job's workflow: %v", err)
 	}
 	return &protocol.Empty{}, nil

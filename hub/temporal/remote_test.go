@@ -935,3 +935,26 @@ func TestRemoteAutoRoute(t *testing.T) {
 	}
 	call(t, ctx, cs, "stop", map[string]any{"id": busy}, nil)
 }
+
+// TestRemoteStopWaiting: a remote job stopped while it waits for a worker
+// ends cancelled at once, with nothing booked left open.
+func TestRemoteStopWaiting(t *testing.T) {
+	w := newWorld(t)
+	ctx := hubtest.Deadline(t, 2*time.Minute)
+	cs := w.mcp(ctx)
+	id := w.start(t, ctx, cs, map[string]any{"task": "never taken", "exec": "true"})
+	var st protocol.JobStatus
+	for !strings.HasPrefix(st.Progress, "waiting for a worker on queue far") {
+		time.Sleep(50 * time.Millisecond)
+		call(t, ctx, cs, "status", map[string]any{"id": id}, &st)
+	}
+	call(t, ctx, cs, "stop", map[string]any{"id": id}, nil)
+	st = waitFor(t, ctx, cs, id)[id]
+	if st.State != protocol.StateCancelled || st.Error != "stopped before a worker of queue far took it" || st.Head != st.Base {
+		t.Fatalf("status: %+v", st)
+	}
+	out, _, code := hubtest.Hub(t, "ledger", "--json")
+	if code != 0 || strings.Count(out, fmt.Sprintf(`"job_id": %q`, id)) != 1 || strings.Contains(out, `"open": true`) {
+		t.Errorf("ledger (exit %d):\n%s", code, out)
+	}
+}

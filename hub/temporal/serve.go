@@ -18,6 +18,7 @@ import (
 // until ctx ends. It holds its HUB_HOME's daemon lock: a hub daemon there
 // would take the worker's jobs for its own.
 func (w *Worker) Serve(ctx context.Context, taskQueue string, slots int) error {
+	w.withDefaults()
 	if err := w.Paths.Ensure(); err != nil {
 		return err
 	}

@@ -52,9 +52,9 @@ type Worker struct {
 	clones sync.Mutex // one git operation at a time on a clone
 }
 
-// Run is the activity: it runs the job in a clone of its remote, pushes
-// hub/<id> there, and returns how the job ended.
-func (w *Worker) Run(ctx context.Context, in Input) (*Ending, error) {
+// withDefaults fills in what w leaves unset; Serve calls it before any
+// activity runs (they share w).
+func (w *Worker) withDefaults() {
 	if w.HubBinary == "" {
 		w.HubBinary, _ = os.Executable()
 	}
@@ -64,6 +64,11 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Ending, error) {
 	if w.CheckpointEvery == 0 {
 		w.CheckpointEvery = 30 * time.Second
 	}
+}
+
+// Run is the activity: it runs the job in a clone of its remote, pushes
+// hub/<id> there, and returns how the job ended.
+func (w *Worker) Run(ctx context.Context, in Input) (*Ending, error) {
 	info := activity.GetInfo(ctx)
 	log := w.Log.With().Str("job", in.ID).Int32("attempt", info.Attempt).Logger()
 	log.Info().Msg("job taken")
