@@ -500,8 +500,7 @@ func (s *Server) schedule(ctx context.Context) {
 		}
 		if err := s.spawn(ctx, j.ID); err != nil {
 			msg := "could not start the job's shim: " + err.Error()
-			_, _ = job.Close(ctx, s.st, j, job.End{State: protocol.StateFailed, Category: protocol.CategoryPrepare, Reason: msg,
-				Head: j.BaseSHA, CostKnown: true}, s.now())
+			_, _ = job.Fail(ctx, s.st, j, protocol.CategoryPrepare, msg, s.now())
 		}
 		s.poke()
 	}

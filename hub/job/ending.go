@@ -57,6 +57,12 @@ func Close(ctx context.Context, st *store.Store, j *store.Job, e End, now time.T
 		Tokens: e.Tokens, Evidence: ev, Text: e.Reason}, now)
 }
 
+// Fail ends j as failed before anything of it ran: at its base, with
+// nothing spent, category saying at which step.
+func Fail(ctx context.Context, st *store.Store, j *store.Job, category, reason string, now time.Time) (bool, error) {
+	return Close(ctx, st, j, End{State: protocol.StateFailed, Category: category, Reason: reason, Head: j.BaseSHA, CostKnown: true}, now)
+}
+
 // Evidence is what the record and git say of j ended on head: who ran it
 // and where, and for a write job the files and commits of base..head. The
 // ending's own fields (state, error, cost, timings) are Close's to fill.

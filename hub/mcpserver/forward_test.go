@@ -22,12 +22,12 @@ var (
 		"files": []string{"bug.txt"}, "engine": "exec", "exec": "make fix", "profile": "p", "model": "m",
 		"effort": "high", "max_usd": 0, "max_turns": 7, "timeout_s": 60, "isolation": "sandbox",
 		"verify": "make test", "definition_of_done": "tests pass", "ask_timeout_s": 30,
-		"verify_timeout_s": 20, "stall_timeout_s": 40, "setup": "make deps", "deps": "off", "setup_timeout_s": 90}
+		"verify_timeout_s": 20, "stall_timeout_s": 40, "setup": "make deps", "deps": "off", "setup_timeout_s": 90, "queue": "far"}
 	fullStartParams = protocol.StartParams{Task: "fix bug.txt", Repo: "/r", Cwd: "/c", Base: "main", Kind: "write",
 		Files: []string{"bug.txt"}, Engine: "exec", Exec: "make fix", Profile: "p", Model: "m", Effort: "high",
 		MaxUSD: ptr(0.0), MaxTurns: 7, TimeoutS: 60, Isolation: "sandbox", Verify: "make test",
 		DefinitionOfDone: "tests pass", AskTimeoutS: 30, VerifyTimeoutS: 20, StallTimeoutS: 40,
-		Setup: "make deps", Deps: "off", SetupTimeoutS: 90}
+		Setup: "make deps", Deps: "off", SetupTimeoutS: 90, Queue: "far"}
 )
 
 var (

@@ -34,7 +34,7 @@ const keyRequest = "api_key"
 func addProfiles(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "profiles",
-		Description: "Builtin worker model profiles. Change them only if your user asks; keys come from the user.",
+		Description: "Builtin worker model profiles. Change only if your user asks; keys come from the user.",
 		Annotations: annotate("Model profiles", protocol.MethodProfileList, protocol.MethodProfileSet, protocol.MethodProfileRemove, protocol.MethodProfileDefault, protocol.MethodProviderStatus),
 	}, s.profilesTool)
 }

@@ -33,7 +33,7 @@ type resultOut struct {
 func addResult(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "result",
-		Description: "A job's outcome as a 10-line summary.",
+		Description: "A job's outcome in 10 lines.",
 		Annotations: annotate("Job result", protocol.MethodJobResult, protocol.MethodJobReview),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in resultIn) (*mcp.CallToolResult, *resultOut, error) {
 		switch {

@@ -50,7 +50,7 @@ func paramsSchema[P any](docs map[string]string) *jsonschema.Schema {
 func addStart(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "start",
-		Description: "Start a job on a branch of its own.",
+		Description: "Start a job on its own branch.",
 		Annotations: annotate("Start job", protocol.MethodJobStart),
 		InputSchema: startSchema(),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.StartParams) (*mcp.CallToolResult, *protocol.StartResult, error) {

@@ -187,8 +187,7 @@ func Run(ctx context.Context, o Options) error {
 
 // fail closes the job as failed before it ever ran.
 func (s *shim) fail(ctx context.Context, msg string) error {
-	_, err := job.Close(ctx, s.st, s.job, job.End{State: protocol.StateFailed, Category: protocol.CategoryPrepare, Reason: msg,
-		Head: s.job.BaseSHA, CostKnown: true}, time.Now().UTC())
+	_, err := job.Fail(ctx, s.st, s.job, protocol.CategoryPrepare, msg, time.Now().UTC())
 	s.poke()
 	if err != nil {
 		return err

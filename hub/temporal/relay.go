@@ -422,8 +422,7 @@ func (r *Relay) close(ctx context.Context, end *Ending) {
 
 // fail closes the job as failed before a worker ran it.
 func (r *Relay) fail(ctx context.Context, msg string) error {
-	_, err := job.Close(ctx, r.st, r.job, job.End{State: protocol.StateFailed, Category: protocol.CategoryRemote, Reason: msg,
-		Head: r.job.BaseSHA, CostKnown: true}, time.Now().UTC())
+	_, err := job.Fail(ctx, r.st, r.job, protocol.CategoryRemote, msg, time.Now().UTC())
 	r.poke()
 	if err != nil {
 		return err

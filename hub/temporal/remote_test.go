@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -301,7 +302,7 @@ func TestRemoteJob(t *testing.T) {
 	if ev.Verify == nil || ev.Verify.ExitCode != 0 {
 		t.Errorf("evidence verify: %+v", ev.Verify)
 	}
-	if !contains(ev.Notes, "ran on worker far-1 of queue far") {
+	if !slices.Contains(ev.Notes, "ran on worker far-1 of queue far") {
 		t.Errorf("evidence notes: %q", ev.Notes)
 	}
 
@@ -315,20 +316,15 @@ func TestRemoteJob(t *testing.T) {
 		t.Errorf("the worker's store: %v", err)
 	}
 	// The money: booked and closed once, in the hub's ledger.
-	out, _, code = hubtest.Hub(t, "ledger", "--json")
-	if code != 0 || strings.Count(out, fmt.Sprintf(`"job_id": %q`, id)) != 1 || strings.Contains(out, `"open": true`) {
-		t.Errorf("ledger (exit %d):\n%s", code, out)
+	closedOnce(t, id)
+	// It lands as a local job does: checked again on main's tip, here.
+	var lr protocol.LandResult
+	call(t, ctx, cs, "land", map[string]any{"ids": []string{id}}, &lr)
+	if len(lr.Jobs) != 1 || lr.Tip == lr.From || hubtest.Git(t, w.repo, "show", "main:bug.txt") != "fixed" {
+		t.Errorf("land: %+v", lr)
 	}
 }
 
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 // TestRemoteQuestions: a question the remote worker asks reaches the
 // supervisor; the answer reaches the worker once (a second reply is
@@ -506,21 +502,8 @@ func killHome(t *testing.T, wk *worker) {
 	t.Helper()
 	_ = wk.cmd.Process.Kill()
 	for range 3 {
-		ents, _ := os.ReadDir("/proc")
-		for _, e := range ents {
-			pid := 0
-			if _, err := fmt.Sscan(e.Name(), &pid); err != nil || pid == os.Getpid() {
-				continue
-			}
-			env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-			if err != nil {
-				continue
-			}
-			for _, kv := range strings.Split(string(env), "\x00") {
-				if kv == "HUB_HOME="+wk.home {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
-				}
-			}
+		for _, pid := range procs(wk.home, func(string) bool { return true }) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -575,17 +558,14 @@ done; echo "all steps done"`
 	}
 	var rr protocol.ResultResult
 	call(t, ctx, cs, "result", map[string]any{"id": id, "evidence": true}, &rr)
-	if rr.Evidence == nil || len(rr.Evidence.Files) != 8 || rr.Evidence.Base != st.Base || !contains(rr.Evidence.Notes, "ran on worker far-2 of queue far") {
+	if rr.Evidence == nil || len(rr.Evidence.Files) != 8 || rr.Evidence.Base != st.Base || !slices.Contains(rr.Evidence.Notes, "ran on worker far-2 of queue far") {
 		t.Errorf("evidence: %+v", rr.Evidence)
 	}
 	out, _, _ := hubtest.Hub(t, "events", id)
 	if !strings.Contains(out, "attempt 2 taken by worker far-2, from checkpoint ") {
 		t.Errorf("events:\n%s", out)
 	}
-	out, _, code := hubtest.Hub(t, "ledger", "--json")
-	if code != 0 || strings.Count(out, fmt.Sprintf(`"job_id": %q`, id)) != 1 || strings.Contains(out, `"open": true`) {
-		t.Errorf("ledger (exit %d):\n%s", code, out)
-	}
+	closedOnce(t, id)
 }
 
 // TestRemoteHubKilled: the hub's daemon and the job's relay killed -9
@@ -633,34 +613,44 @@ func TestRemoteHubKilled(t *testing.T) {
 	if n := strings.Count(out, "attempt 1 taken"); n != 1 {
 		t.Errorf("the attempt's note is there %d times", n)
 	}
-	out, _, code := hubtest.Hub(t, "ledger", "--json")
-	if code != 0 || strings.Count(out, fmt.Sprintf(`"job_id": %q`, id)) != 1 || strings.Contains(out, `"open": true`) {
-		t.Errorf("ledger (exit %d):\n%s", code, out)
-	}
+	closedOnce(t, id)
 }
 
 // pidsOf lists the processes running with HUB_HOME home whose command
 // line (its arguments joined by spaces) ends with args.
 func pidsOf(home, args string) []int {
+	return procs(home, func(cmdline string) bool { return strings.HasSuffix(cmdline, " "+args) })
+}
+
+// procs lists the processes but this one running with HUB_HOME home whose
+// command line (its arguments joined by spaces) matches.
+func procs(home string, match func(cmdline string) bool) []int {
 	var out []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid := 0
-		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil || pid == os.Getpid() {
 			continue
 		}
 		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil || !strings.HasSuffix(strings.TrimRight(strings.ReplaceAll(string(cmdline), "\x00", " "), " "), " "+args) {
+		if err != nil || !match(strings.TrimRight(strings.ReplaceAll(string(cmdline), "\x00", " "), " ")) {
 			continue
 		}
 		env, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		for _, kv := range strings.Split(string(env), "\x00") {
-			if kv == "HUB_HOME="+home {
-				out = append(out, pid)
-			}
+		if slices.Contains(strings.Split(string(env), "\x00"), "HUB_HOME="+home) {
+			out = append(out, pid)
 		}
 	}
 	return out
+}
+
+// closedOnce checks the hub's ledger holds job id once, closed.
+func closedOnce(t *testing.T, id string) {
+	t.Helper()
+	out, _, code := hubtest.Hub(t, "ledger", "--json")
+	if code != 0 || strings.Count(out, fmt.Sprintf(`"job_id": %q`, id)) != 1 || strings.Contains(out, `"open": true`) {
+		t.Errorf("ledger (exit %d):\n%s", code, out)
+	}
 }
 
 // TestRemotePushFails: a worker whose push of hub/<id> is refused → the
@@ -930,7 +920,7 @@ func TestRemoteAutoRoute(t *testing.T) {
 	}
 	var rr protocol.ResultResult
 	call(t, ctx, cs, "result", map[string]any{"id": sr.ID, "evidence": true}, &rr)
-	if !contains(rr.Evidence.Notes, "ran on worker far-1 of queue far") {
+	if !slices.Contains(rr.Evidence.Notes, "ran on worker far-1 of queue far") {
 		t.Errorf("evidence notes: %q", rr.Evidence.Notes)
 	}
 	call(t, ctx, cs, "stop", map[string]any{"id": busy}, nil)
@@ -953,8 +943,5 @@ func TestRemoteStopWaiting(t *testing.T) {
 	if st.State != protocol.StateCancelled || st.Error != "stopped before a worker of queue far took it" || st.Head != st.Base {
 		t.Fatalf("status: %+v", st)
 	}
-	out, _, code := hubtest.Hub(t, "ledger", "--json")
-	if code != 0 || strings.Count(out, fmt.Sprintf(`"job_id": %q`, id)) != 1 || strings.Contains(out, `"open": true`) {
-		t.Errorf("ledger (exit %d):\n%s", code, out)
-	}
+	closedOnce(t, id)
 }
