@@ -325,7 +325,6 @@ func TestRemoteJob(t *testing.T) {
 	}
 }
 
-
 // TestRemoteQuestions: a question the remote worker asks reaches the
 // supervisor; the answer reaches the worker once (a second reply is
 // refused, and so is an Update for a question already answered).
