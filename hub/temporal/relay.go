@@ -178,7 +178,7 @@ func (r *Relay) Run(ctx context.Context) error {
 	stopped := r.stopped
 	r.mu.Unlock()
 	if stopped { // a stop that came before the workflow was there
-		if err := r.c.CancelWorkflow(ctx, r.JobID, ""); err != nil {
+		if err := r.cancel(ctx); err != nil {
 			r.Log.Warn().Err(err).Msg("cancel the job's workflow")
 		}
 	}
@@ -256,7 +256,11 @@ func (r *Relay) follow(ctx context.Context, run client.WorkflowRun) (*Ending, er
 		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
 			end = &Ending{State: protocol.StateCancelled, Reason: "stopped before a worker of queue " + r.queue + " took it"}
 		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
-			end = failed("its workflow was terminated in Temporal: " + ev.GetWorkflowExecutionTerminatedEventAttributes().GetReason())
+			if why := ev.GetWorkflowExecutionTerminatedEventAttributes().GetReason(); why == stopUnstarted {
+				end = &Ending{State: protocol.StateCancelled, Reason: "stopped before a worker of queue " + r.queue + " took it"}
+			} else {
+				end = failed("its workflow was terminated in Temporal: " + why)
+			}
 		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
 			end = &Ending{State: protocol.StateTimedOut, Reason: "its workflow timed out in Temporal"}
 		case enums.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
@@ -495,7 +499,7 @@ func (s relayServer) ShimStop(ctx context.Context, p protocol.ShimStopParams) (*
 	if already || !started {
 		return &protocol.Empty{}, nil
 	}
-	if err := s.r.c.CancelWorkflow(ctx, s.r.JobID, ""); err != nil {
+	if err := s.r.cancel(ctx); err != nil {
 		s.r.mu.Lock()
 		s.r.stopped = false // the next stop tries again
 		s.r.mu.Unlock()
@@ -503,6 +507,41 @@ func (s relayServer) ShimStop(ctx context.Context, p protocol.ShimStopParams) (*
 	}
 	return &protocol.Empty{}, nil
 }
+
+// stopUnstarted is the reason the relay terminates a stopped job's
+// workflow that no worker had started: one the relay reads as stopped.
+const stopUnstarted = "stopped before a worker took it"
+
+// cancel cancels the job's workflow. A cancel is carried out by a worker of
+// the queue; when none has the job after a moment (none is up, or none
+// took it), the workflow is terminated instead, which needs no worker.
+func (r *Relay) cancel(ctx context.Context) error {
+	if err := r.c.CancelWorkflow(ctx, r.JobID, ""); err != nil {
+		return err
+	}
+	go func() {
+		time.Sleep(cancelGrace)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		d, err := r.c.DescribeWorkflowExecution(ctx, r.JobID, "")
+		if err != nil || d.GetWorkflowExecutionInfo().GetStatus() != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			return
+		}
+		for _, a := range d.GetPendingActivities() {
+			if st := a.GetState(); st == enums.PENDING_ACTIVITY_STATE_STARTED || st == enums.PENDING_ACTIVITY_STATE_CANCEL_REQUESTED {
+				return // its worker stops it, salvages and pushes
+			}
+		}
+		if err := r.c.TerminateWorkflow(ctx, r.JobID, "", stopUnstarted); err != nil {
+			r.Log.Warn().Err(err).Msg("terminate the stopped job's workflow")
+		}
+	}()
+	return nil
+}
+
+// cancelGrace is how long a cancelled workflow gets to be carried out by a
+// worker before the relay terminates it.
+const cancelGrace = 3 * time.Second
 
 // ShimReply answers the worker's question: in the hub's store, then to the
 // worker through an Update the workflow takes once per question.
