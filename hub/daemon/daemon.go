@@ -301,14 +301,17 @@ func (s *Server) watchLock(ctx context.Context, id string) {
 			s.watchMu.Unlock()
 		}()
 		lock := flock.New(s.o.Paths.ShimLock(id))
-		if err := lock.Lock(); err != nil {
+		for {
+			if err := lock.Lock(); err != nil {
+				return
+			}
+			if s.relaunch(ctx, id, lock) {
+				continue // a remote job's new relay holds the lock now: watch it
+			}
+			s.settle(ctx, id, "the job's shim died")
+			_ = lock.Unlock()
 			return
 		}
-		defer lock.Unlock()
-		if s.relaunch(ctx, id, lock) {
-			return
-		}
-		s.settle(ctx, id, "the job's shim died")
 	}()
 }
 

@@ -944,3 +944,46 @@ func TestRemoteStopWaiting(t *testing.T) {
 	}
 	closedOnce(t, id)
 }
+
+// TestRemoteRelayKilled: the job's relay killed -9 twice while the daemon
+// lives → the daemon starts it again each time (it keeps watching the new
+// one), and the job completes with nothing in its journal twice.
+func TestRemoteRelayKilled(t *testing.T) {
+	w := newWorld(t)
+	w.startWorker("far-1")
+	ctx := hubtest.Deadline(t, 3*time.Minute)
+	cs := w.mcp(ctx)
+
+	steps := `for i in 1 2 3 4 5 6; do date +%s%N > step$i.txt; hub progress "step $i"; sleep 0.5; done`
+	id := w.start(t, ctx, cs, map[string]any{"task": "write six steps", "exec": steps,
+		"verify": `for i in 1 2 3 4 5 6; do test -s step$i.txt || exit 1; done`})
+	for _, at := range []int{2, 4} {
+		var st protocol.JobStatus
+		for n := 0; n < at; {
+			time.Sleep(20 * time.Millisecond)
+			call(t, ctx, cs, "status", map[string]any{"id": id}, &st)
+			if st.State.Terminal() {
+				t.Fatalf("ended before step %d: %+v", at, st)
+			}
+			_, _ = fmt.Sscanf(st.Progress, "step %d", &n)
+		}
+		pids := pidsOf(w.env.Home, "relay "+id)
+		if len(pids) != 1 {
+			t.Fatalf("relays of %s at step %d: %v", id, at, pids)
+		}
+		if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := waitFor(t, ctx, cs, id)[id]
+	if st.State != protocol.StateSucceeded || st.VerifyExit == nil || *st.VerifyExit != 0 {
+		t.Fatalf("status: %+v", st)
+	}
+	out, _, _ := hubtest.Hub(t, "events", id)
+	for i := 1; i <= 6; i++ {
+		if n := strings.Count(out, fmt.Sprintf("step %d\n", i)); n != 1 {
+			t.Errorf("step %d is %d times in the journal:\n%s", i, n, out)
+		}
+	}
+	closedOnce(t, id)
+}
