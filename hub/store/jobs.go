@@ -252,12 +252,16 @@ func (s *Store) Admit(ctx context.Context, id string, lim Limits, now time.Time)
 		}
 		var held int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM slots JOIN jobs ON jobs.id = slots.job_id
-			WHERE COALESCE(json_extract(CAST(jobs.spec AS TEXT), '$.params.queue'), '') = ?`, queue).Scan(&held); err != nil {
+			WHERE `+slotQueue+` = ?`, queue).Scan(&held); err != nil {
 			return err
 		}
-		switch max := lim.QueueSlots[queue]; {
+		max, known := lim.QueueSlots[queue]
+		switch {
 		case queue == "" && held >= lim.MaxRunning:
 			adm.Reason = fmt.Sprintf("all %d slots are busy", lim.MaxRunning)
+			return nil
+		case queue != "" && !known:
+			adm.Reason = fmt.Sprintf("queue %s is not in config.json: put it back, or stop the job", queue)
 			return nil
 		case queue != "" && held >= max:
 			adm.Reason = fmt.Sprintf("all %d slots of queue %s are busy", max, queue)
@@ -576,10 +580,13 @@ func phaseTimings(ctx context.Context, tx *sql.Tx, id string, now time.Time, set
 	return t, nil
 }
 
+// slotQueue is, in a query over jobs, the remote queue a job's slot is of
+// ("" for this machine's): its spec's queue.
+const slotQueue = `COALESCE(json_extract(CAST(jobs.spec AS TEXT), '$.params.queue'), '')`
+
 // SlotsHeld counts the slots held now, by remote queue ("" for this machine's).
 func (s *Store) SlotsHeld(ctx context.Context) (map[string]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT COALESCE(json_extract(CAST(jobs.spec AS TEXT), '$.params.queue'), ''), COUNT(*)
-		FROM slots JOIN jobs ON jobs.id = slots.job_id GROUP BY 1`)
+	rows, err := s.db.QueryContext(ctx, `SELECT `+slotQueue+`, COUNT(*) FROM slots JOIN jobs ON jobs.id = slots.job_id GROUP BY 1`)
 	if err != nil {
 		return nil, err
 	}

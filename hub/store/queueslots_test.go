@@ -14,9 +14,9 @@ func TestAdmitQueueSlots(t *testing.T) {
 	s := openTest(t)
 	c := newClock()
 	lim := Limits{MaxRunning: 1, MonthlyCap: 1_000_000, QueueSlots: map[string]int{"far": 2}}
-	remote := func(id string) {
+	remote := func(id, queue string) {
 		t.Helper()
-		spec, err := EncodeSpec(protocol.StartParams{Task: "t", Queue: "far"})
+		spec, err := EncodeSpec(protocol.StartParams{Task: "t", Queue: queue})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,9 +35,9 @@ func TestAdmitQueueSlots(t *testing.T) {
 	}
 	newJob(t, s, c, "local1", 0)
 	newJob(t, s, c, "local2", 0)
-	remote("far1")
-	remote("far2")
-	remote("far3")
+	remote("far1", "far")
+	remote("far2", "far")
+	remote("far3", "far")
 	if !admit("local1").Admitted || !admit("far1").Admitted || !admit("far2").Admitted {
 		t.Fatal("a job with a free slot was not admitted")
 	}
@@ -46,6 +46,10 @@ func TestAdmitQueueSlots(t *testing.T) {
 	}
 	if got := admit("local2"); got.Admitted || got.Reason != "all 1 slots are busy" {
 		t.Errorf("local2: %+v", got)
+	}
+	remote("gone1", "gone")
+	if got := admit("gone1"); got.Admitted || got.Reason != "queue gone is not in config.json: put it back, or stop the job" {
+		t.Errorf("a job of a queue no longer configured: %+v", got)
 	}
 	held, err := s.SlotsHeld(ctx)
 	if err != nil || len(held) != 2 || held[""] != 1 || held["far"] != 2 {
