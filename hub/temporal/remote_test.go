@@ -273,9 +273,7 @@ func TestRemoteJob(t *testing.T) {
 		"exec":   probe + ` && printf 'fixed\n' > bug.txt && hub progress "fixed bug.txt" && echo "fixed it"`,
 		"verify": `grep -qx fixed bug.txt`})
 	st := waitFor(t, ctx, cs, id)[id]
-	if st.State != protocol.StateSucceeded || st.VerifyExit == nil || *st.VerifyExit != 0 {
-		t.Fatalf("status: %+v", st)
-	}
+	verified(t, st)
 	head := hubtest.Git(t, w.repo, "rev-parse", "hub/"+id)
 	if st.Head != head {
 		t.Errorf("status head %s, branch hub/%s at %s", st.Head, id, head)
@@ -417,16 +415,9 @@ func TestRemoteStop(t *testing.T) {
 
 	id := w.start(t, ctx, cs, map[string]any{"task": "write half and hang",
 		"exec": `printf 'half\n' > half.txt && hub progress "half done" && sleep 300`})
-	var st protocol.JobStatus
-	for st.Progress != "half done" {
-		time.Sleep(100 * time.Millisecond)
-		call(t, ctx, cs, "status", map[string]any{"id": id}, &st)
-		if st.State.Terminal() {
-			t.Fatalf("ended before it was stopped: %+v", st)
-		}
-	}
+	progressed(t, ctx, cs, id, func(p string) bool { return p == "half done" })
 	call(t, ctx, cs, "stop", map[string]any{"id": id}, nil)
-	st = waitFor(t, ctx, cs, id)[id]
+	st := waitFor(t, ctx, cs, id)[id]
 	if st.State != protocol.StateCancelled || !st.Salvaged {
 		t.Fatalf("status: %+v", st)
 	}
@@ -544,9 +535,7 @@ done; echo "all steps done"`
 	w.startWorker("far-2", "--checkpoint-every", "1s")
 
 	st := waitFor(t, ctx, cs, id)[id]
-	if st.State != protocol.StateSucceeded || st.VerifyExit == nil || *st.VerifyExit != 0 {
-		t.Fatalf("status: %+v", st)
-	}
+	verified(t, st)
 	for f, blob := range saved {
 		if got := hubtest.Git(t, w.repo, "rev-parse", "hub/"+id+":"+f); got != blob {
 			t.Errorf("%s on hub/%s is %s, the checkpoint had %s", f, id, got, blob)
@@ -580,11 +569,7 @@ func TestRemoteHubKilled(t *testing.T) {
 	steps := `for i in 1 2 3 4 5 6; do date +%s%N > step$i.txt; hub progress "step $i"; sleep 0.5; done; echo "all steps done"`
 	id := w.start(t, ctx, cs, map[string]any{"task": "write six steps", "exec": steps, "max_usd": 1,
 		"verify": `for i in 1 2 3 4 5 6; do test -s step$i.txt || exit 1; done`})
-	var st protocol.JobStatus
-	for st.Progress != "step 2" {
-		time.Sleep(50 * time.Millisecond)
-		call(t, ctx, cs, "status", map[string]any{"id": id}, &st)
-	}
+	progressed(t, ctx, cs, id, func(p string) bool { return p == "step 2" })
 	// The daemon and the relay (the relay holds the job's lock), at once.
 	pids := append(pidsOf(w.env.Home, "relay "+id), pidsOf(w.env.Home, "serve")...)
 	if len(pids) != 2 {
@@ -599,16 +584,9 @@ func TestRemoteHubKilled(t *testing.T) {
 	cs.Close()
 	cs = w.mcp(ctx) // a new session starts a new daemon
 
-	st = waitFor(t, ctx, cs, id)[id]
-	if st.State != protocol.StateSucceeded || st.VerifyExit == nil || *st.VerifyExit != 0 {
-		t.Fatalf("status: %+v", st)
-	}
-	out, _, _ := hubtest.Hub(t, "events", id)
-	for i := 1; i <= 6; i++ {
-		if n := strings.Count(out, fmt.Sprintf("step %d\n", i)); n != 1 {
-			t.Errorf("step %d is %d times in the journal:\n%s", i, n, out)
-		}
-	}
+	st := waitFor(t, ctx, cs, id)[id]
+	verified(t, st)
+	out := stepsOnce(t, id, 6)
 	if n := strings.Count(out, "attempt 1 taken"); n != 1 {
 		t.Errorf("the attempt's note is there %d times", n)
 	}
@@ -747,25 +725,14 @@ func TestRemoteTemporalRestarts(t *testing.T) {
 	steps := `for i in 1 2 3 4 5 6 7 8; do date +%s%N > step$i.txt; hub progress "step $i"; sleep 0.5; done; echo "all steps done"`
 	id := w.start(t, ctx, cs, map[string]any{"task": "write eight steps", "exec": steps,
 		"verify": `for i in 1 2 3 4 5 6 7 8; do test -s step$i.txt || exit 1; done`})
-	var st protocol.JobStatus
-	for st.Progress != "step 2" {
-		time.Sleep(50 * time.Millisecond)
-		call(t, ctx, cs, "status", map[string]any{"id": id}, &st)
-	}
+	progressed(t, ctx, cs, id, func(p string) bool { return p == "step 2" })
 	_ = srv.Process.Kill()
 	_, _ = srv.Process.Wait()
 	devServer(t, db, port)
 
-	st = waitFor(t, ctx, cs, id)[id]
-	if st.State != protocol.StateSucceeded || st.VerifyExit == nil || *st.VerifyExit != 0 {
-		t.Fatalf("status: %+v", st)
-	}
-	out, _, _ := hubtest.Hub(t, "events", id)
-	for i := 1; i <= 8; i++ {
-		if n := strings.Count(out, fmt.Sprintf("step %d\n", i)); n != 1 {
-			t.Errorf("step %d is %d times in the journal:\n%s", i, n, out)
-		}
-	}
+	st := waitFor(t, ctx, cs, id)[id]
+	verified(t, st)
+	stepsOnce(t, id, 8)
 	if got := hubtest.Git(t, w.repo, "show", "hub/"+id+":step8.txt"); got == "" {
 		t.Errorf("step8.txt is empty on hub/%s", id)
 	}
@@ -779,13 +746,9 @@ func TestRemoteSteer(t *testing.T) {
 	cs := w.mcp(ctx)
 	id := w.start(t, ctx, cs, map[string]any{"task": "wait for a steer and write it down",
 		"exec": `for i in $(seq 1 600); do s=$(hub progress "waiting for steering"); if [ -n "$s" ]; then printf '%s\n' "$s" > steer.txt; exit 0; fi; sleep 0.1; done; exit 1`})
-	var st protocol.JobStatus
-	for st.Progress != "waiting for steering" {
-		time.Sleep(50 * time.Millisecond)
-		call(t, ctx, cs, "status", map[string]any{"id": id}, &st)
-	}
+	progressed(t, ctx, cs, id, func(p string) bool { return p == "waiting for steering" })
 	call(t, ctx, cs, "steer", map[string]any{"id": id, "text": "use teal"}, nil)
-	st = waitFor(t, ctx, cs, id)[id]
+	st := waitFor(t, ctx, cs, id)[id]
 	if st.State != protocol.StateSucceeded {
 		t.Fatalf("status: %+v", st)
 	}
@@ -840,11 +803,7 @@ func TestRemoteWorkerStops(t *testing.T) {
 done; echo "all steps done"`
 	id := w.start(t, ctx, cs, map[string]any{"task": "write six steps", "exec": steps,
 		"verify": `for i in 1 2 3 4 5 6; do test -s step$i.txt || exit 1; done`})
-	var st protocol.JobStatus
-	for st.Progress != "step 2" {
-		time.Sleep(50 * time.Millisecond)
-		call(t, ctx, cs, "status", map[string]any{"id": id}, &st)
-	}
+	progressed(t, ctx, cs, id, func(p string) bool { return p == "step 2" })
 	_ = first.cmd.Process.Signal(syscall.SIGTERM)
 	if _, err := first.cmd.Process.Wait(); err != nil {
 		t.Fatal(err)
@@ -858,7 +817,7 @@ done; echo "all steps done"`
 		t.Fatalf("the handed-back checkpoint holds %v", saved)
 	}
 	w.startWorker("far-2")
-	st = waitFor(t, ctx, cs, id)[id]
+	st := waitFor(t, ctx, cs, id)[id]
 	if st.State != protocol.StateSucceeded {
 		t.Fatalf("status: %+v", st)
 	}
@@ -887,11 +846,7 @@ func TestRemoteAutoRoute(t *testing.T) {
 	call(t, ctx, cs, "start", map[string]any{"task": "hold the slot", "repo": w.repo, "engine": "exec",
 		"exec": `hub progress "holding"; sleep 60`}, &sr)
 	busy := sr.ID
-	var st protocol.JobStatus
-	for st.Progress != "holding" {
-		time.Sleep(50 * time.Millisecond)
-		call(t, ctx, cs, "status", map[string]any{"id": busy}, &st)
-	}
+	progressed(t, ctx, cs, busy, func(p string) bool { return p == "holding" })
 	// The worker polls the queue (what the router reads).
 	for {
 		out, _ := exec.Command(w.runner, "health", "far").Output()
@@ -913,7 +868,7 @@ func TestRemoteAutoRoute(t *testing.T) {
 	if !strings.Contains(notes, "engine auto: queue far: this machine's 1 slots are busy") || !strings.Contains(notes, "runs on queue far") {
 		t.Errorf("start notes:\n%s", notes)
 	}
-	st = waitFor(t, ctx, cs, sr.ID)[sr.ID]
+	st := waitFor(t, ctx, cs, sr.ID)[sr.ID]
 	if st.State != protocol.StateSucceeded {
 		t.Fatalf("status: %+v", st)
 	}
@@ -932,13 +887,9 @@ func TestRemoteStopWaiting(t *testing.T) {
 	ctx := hubtest.Deadline(t, 2*time.Minute)
 	cs := w.mcp(ctx)
 	id := w.start(t, ctx, cs, map[string]any{"task": "never taken", "exec": "true"})
-	var st protocol.JobStatus
-	for !strings.HasPrefix(st.Progress, "waiting for a worker on queue far") {
-		time.Sleep(50 * time.Millisecond)
-		call(t, ctx, cs, "status", map[string]any{"id": id}, &st)
-	}
+	progressed(t, ctx, cs, id, func(p string) bool { return strings.HasPrefix(p, "waiting for a worker on queue far") })
 	call(t, ctx, cs, "stop", map[string]any{"id": id}, nil)
-	st = waitFor(t, ctx, cs, id)[id]
+	st := waitFor(t, ctx, cs, id)[id]
 	if st.State != protocol.StateCancelled || st.Error != "stopped before a worker of queue far took it" || st.Head != st.Base {
 		t.Fatalf("status: %+v", st)
 	}
@@ -958,15 +909,11 @@ func TestRemoteRelayKilled(t *testing.T) {
 	id := w.start(t, ctx, cs, map[string]any{"task": "write six steps", "exec": steps,
 		"verify": `for i in 1 2 3 4 5 6; do test -s step$i.txt || exit 1; done`})
 	for _, at := range []int{2, 4} {
-		var st protocol.JobStatus
-		for n := 0; n < at; {
-			time.Sleep(20 * time.Millisecond)
-			call(t, ctx, cs, "status", map[string]any{"id": id}, &st)
-			if st.State.Terminal() {
-				t.Fatalf("ended before step %d: %+v", at, st)
-			}
-			_, _ = fmt.Sscanf(st.Progress, "step %d", &n)
-		}
+		progressed(t, ctx, cs, id, func(p string) bool {
+			n := 0
+			_, _ = fmt.Sscanf(p, "step %d", &n)
+			return n >= at
+		})
 		pids := pidsOf(w.env.Home, "relay "+id)
 		if len(pids) != 1 {
 			t.Fatalf("relays of %s at step %d: %v", id, at, pids)
@@ -975,15 +922,43 @@ func TestRemoteRelayKilled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	st := waitFor(t, ctx, cs, id)[id]
+	verified(t, waitFor(t, ctx, cs, id)[id])
+	stepsOnce(t, id, 6)
+	closedOnce(t, id)
+}
+
+// progressed polls the job's status until its progress note is one ok
+// takes, failing the test if the job ends first, and returns that status.
+func progressed(t *testing.T, ctx context.Context, cs *mcp.ClientSession, id string, ok func(progress string) bool) protocol.JobStatus {
+	t.Helper()
+	var st protocol.JobStatus
+	for !ok(st.Progress) {
+		time.Sleep(50 * time.Millisecond)
+		call(t, ctx, cs, "status", map[string]any{"id": id}, &st)
+		if st.State.Terminal() {
+			t.Fatalf("ended before the progress looked for: %+v", st)
+		}
+	}
+	return st
+}
+
+// verified fails the test unless the job succeeded with its verify passed.
+func verified(t *testing.T, st protocol.JobStatus) {
+	t.Helper()
 	if st.State != protocol.StateSucceeded || st.VerifyExit == nil || *st.VerifyExit != 0 {
 		t.Fatalf("status: %+v", st)
 	}
+}
+
+// stepsOnce checks the job's journal has each of "step 1" to "step n" once,
+// and returns the journal as hub events prints it.
+func stepsOnce(t *testing.T, id string, n int) string {
+	t.Helper()
 	out, _, _ := hubtest.Hub(t, "events", id)
-	for i := 1; i <= 6; i++ {
-		if n := strings.Count(out, fmt.Sprintf("step %d\n", i)); n != 1 {
-			t.Errorf("step %d is %d times in the journal:\n%s", i, n, out)
+	for i := 1; i <= n; i++ {
+		if c := strings.Count(out, fmt.Sprintf("step %d\n", i)); c != 1 {
+			t.Errorf("step %d is %d times in the journal:\n%s", i, c, out)
 		}
 	}
-	closedOnce(t, id)
+	return out
 }
