@@ -962,3 +962,29 @@ func stepsOnce(t *testing.T, id string, n int) string {
 	}
 	return out
 }
+
+// TestRemoteWorkerRewritesGit: a job's worker points the clone's origin
+// elsewhere and plants a pre-push hook in it; the worker still pushes the
+// job's branch to the remote the job named, without running the hook, and
+// the next job on that worker fetches its base from the right remote.
+func TestRemoteWorkerRewritesGit(t *testing.T) {
+	w := newWorld(t)
+	w.startWorker("far-1")
+	ctx := hubtest.Deadline(t, 3*time.Minute)
+	cs := w.mcp(ctx)
+	marker := filepath.Join(t.TempDir(), "hook-ran")
+	hostile := fmt.Sprintf(`git remote set-url origin /nonexistent/remote.git
+hooks=$(git rev-parse --git-common-dir)/hooks; mkdir -p "$hooks"
+printf '#!/bin/sh\ntouch %s\nexit 1\n' > "$hooks/pre-push"; chmod +x "$hooks/pre-push"
+printf 'fixed\n' > bug.txt`, marker)
+	for _, task := range []string{"fix bug.txt and rewrite the clone's git", "fix bug.txt after"} {
+		id := w.start(t, ctx, cs, map[string]any{"task": task, "exec": hostile, "verify": `grep -qx fixed bug.txt`})
+		verified(t, waitFor(t, ctx, cs, id)[id])
+		if got := hubtest.Git(t, w.repo, "show", "hub/"+id+":bug.txt"); got != "fixed" {
+			t.Errorf("bug.txt on hub/%s: %q", id, got)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the job's pre-push hook ran")
+	}
+}
