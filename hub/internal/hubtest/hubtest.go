@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -195,23 +196,50 @@ func (e *Env) DumpLogs(t testing.TB) {
 	}
 }
 
-// Shutdown stops the daemon and every shim of this HUB_HOME, so no process
-// outlives the test.
+// Shutdown stops the daemon and every shim of this HUB_HOME, and waits
+// until none is left, so no process outlives the test or writes into its
+// temporary folder while the test removes it. A kill is asynchronous and a
+// dying daemon may have started a child since the last look, so it looks
+// again until a look finds nothing.
 func (e *Env) Shutdown(t testing.TB) {
-	// The daemon and shims carry HUB_HOME in their environment, workers
-	// HUB_SOCKET (a path under it): find them all by it.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids := e.processes()
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("processes of %s still alive 10s after they were killed: %v", e.Home, pids)
+			return
+		}
+		for _, pid := range pids {
+			if p, err := os.FindProcess(pid); err == nil {
+				_ = p.Kill()
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// processes lists the live processes of this HUB_HOME other than the test's
+// own: the daemon and shims carry HUB_HOME in their environment, workers
+// HUB_SOCKET (a path under it). A zombie has no environment left to read
+// and writes nothing more, so it is not listed.
+func (e *Env) processes() []int {
+	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	for _, d := range entries {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
 		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "environ"))
 		if err != nil || !bytes.Contains(b, []byte("="+e.Home)) {
 			continue
 		}
-		var pid int
-		if _, err := fmt.Sscan(d.Name(), &pid); err == nil && pid != os.Getpid() {
-			p, _ := os.FindProcess(pid)
-			_ = p.Kill()
-		}
+		pids = append(pids, pid)
 	}
+	return pids
 }
 
 // Git runs git in dir and fails the test on error.
