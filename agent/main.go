@@ -48,7 +48,7 @@ func (r *runner) main(ctx context.Context) Result {
 				return "", nil
 			}
 			graded = &res
-			if res.Verdict == rubric.VerdictSatisfied || revisions >= cfg.Revisions || cfg.Revisions < 0 {
+			if len(res.Failed()) == 0 || revisions >= cfg.Revisions || cfg.Revisions < 0 {
 				return "", nil
 			}
 			revisions++

@@ -24,6 +24,7 @@ func Criteria(spec Spec) []Criterion {
 	var (
 		items         []Criterion
 		covers        []string
+		sentences     []string
 		noChanges     bool // the definition says nothing needs to change
 		nothingChange bool // it already forbids any change
 	)
@@ -34,6 +35,7 @@ func Criteria(spec Spec) []Criterion {
 		switch p.kind {
 		case KindVerify:
 			covers = append(covers, strconv.Quote(p.text))
+			sentences = append(sentences, p.text)
 			continue
 		case KindUnchanged:
 			if len(p.paths) == 1 && p.paths[0] == everything {
@@ -49,9 +51,10 @@ func Criteria(spec Spec) []Criterion {
 		if len(covers) > 0 {
 			text += " (covers " + strings.Join(covers, "; ") + ")"
 		}
-		out = append(out, Criterion{Text: text, Kind: KindVerify, Command: verify})
+		out = append(out, Criterion{Text: text, Kind: KindVerify, Command: verify, Covers: sentences})
 	}
 	switch {
+	case spec.Claim:
 	case spec.Write && !noChanges:
 		out = append(out, Criterion{Text: textChanged, Kind: KindChanged})
 	case !spec.Write && !nothingChange:

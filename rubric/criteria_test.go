@@ -7,8 +7,8 @@ import (
 )
 
 func TestCriteria(t *testing.T) {
-	verifyC := func(id, text string) Criterion {
-		return Criterion{ID: id, Kind: KindVerify, Text: text, Command: goTest}
+	verifyC := func(id, text string, covers ...string) Criterion {
+		return Criterion{ID: id, Kind: KindVerify, Text: text, Command: goTest, Covers: covers}
 	}
 	tests := []struct {
 		name string
@@ -19,6 +19,12 @@ func TestCriteria(t *testing.T) {
 			name: "empty write job",
 			spec: Spec{Write: true},
 			want: []Criterion{changedC("c1")},
+		},
+		{
+			name: "a claim (hub step)",
+			spec: Spec{Claim: true, Write: true, Verify: goTest, DefinitionOfDone: "Fixed the loader. All tests pass."},
+			want: []Criterion{verifyC("c1", "`"+goTest+"` exits 0 on the head commit (covers \"All tests pass.\")", "All tests pass."),
+				{ID: "c2", Kind: KindJudgement, Text: "Fixed the loader."}},
 		},
 		{
 			name: "empty read job",
@@ -40,7 +46,7 @@ The work is done when:
 ---
 `},
 			want: []Criterion{
-				verifyC("c1", "`go test ./...` exits 0 on the head commit (covers \"All tests pass.\")"),
+				verifyC("c1", "`go test ./...` exits 0 on the head commit (covers \"All tests pass.\")", "All tests pass."),
 				changedC("c2"),
 				{ID: "c3", Kind: KindJudgement, Text: "`rubric.Grade` grades every criterion."},
 				{ID: "c4", Kind: KindUnchanged, Text: "Do not change go.mod or go.sum.", Paths: []string{"go.mod", "go.sum"}},
@@ -51,7 +57,7 @@ The work is done when:
 			name: "one paragraph splits into sentences",
 			spec: Spec{Write: true, Verify: goTest, DefinitionOfDone: "Add a --json flag to `hub list`. It prints one object per line. Do not touch go.mod. `go test ./...` passes."},
 			want: []Criterion{
-				verifyC("c1", "`go test ./...` exits 0 on the head commit (covers \"`go test ./...` passes.\")"),
+				verifyC("c1", "`go test ./...` exits 0 on the head commit (covers \"`go test ./...` passes.\")", "`go test ./...` passes."),
 				changedC("c2"),
 				{ID: "c3", Kind: KindJudgement, Text: "Add a --json flag to `hub list`."},
 				{ID: "c4", Kind: KindJudgement, Text: "It prints one object per line."},
@@ -78,7 +84,7 @@ The work is done when:
 			name: "several covered items",
 			spec: Spec{Write: true, Verify: goTest, DefinitionOfDone: "- Tests pass\n- `go test ./...` exits 0"},
 			want: []Criterion{
-				verifyC("c1", "`go test ./...` exits 0 on the head commit (covers \"Tests pass\"; \"`go test ./...` exits 0\")"),
+				verifyC("c1", "`go test ./...` exits 0 on the head commit (covers \"Tests pass\"; \"`go test ./...` exits 0\")", "Tests pass", "`go test ./...` exits 0"),
 				changedC("c2"),
 			},
 		},

@@ -110,13 +110,14 @@ func judge(ctx context.Context, ask []Criterion, facts Facts, g Grader, rs []Cri
 func verdict(rs []CriterionResult) Verdict {
 	v := VerdictSatisfied
 	for _, r := range rs {
-		if r.Status != StatusFail {
-			continue
-		}
-		if r.Kind == KindVerify || r.Kind == KindChanged {
+		switch {
+		case r.Status == StatusFail && (r.Kind == KindVerify || r.Kind == KindChanged):
 			return VerdictFailed
+		case r.Status == StatusFail:
+			v = VerdictNeedsRevision
+		case r.Status == StatusUnknown && v == VerdictSatisfied:
+			v = VerdictUnknown
 		}
-		v = VerdictNeedsRevision
 	}
 	return v
 }
@@ -262,7 +263,7 @@ func clip(s string, n int) string {
 }
 
 func cloneCriterion(c Criterion) Criterion {
-	c.Paths = slices.Clone(c.Paths)
+	c.Paths, c.Covers = slices.Clone(c.Paths), slices.Clone(c.Covers)
 	return c
 }
 
@@ -303,11 +304,17 @@ func (r Result) Line() string {
 	head := "rubric: " + string(r.Verdict)
 	failed := r.Failed()
 	if len(failed) == 0 {
-		pass, unknown := r.count(StatusPass), r.count(StatusUnknown)
-		if unknown == 0 {
+		pass := r.count(StatusPass)
+		var unknown []string
+		for _, c := range r.Criteria {
+			if c.Status == StatusUnknown {
+				unknown = append(unknown, c.ID)
+			}
+		}
+		if len(unknown) == 0 {
 			return clip(fmt.Sprintf("%s (%d/%d pass)", head, pass, len(r.Criteria)), maxLine)
 		}
-		return clip(fmt.Sprintf("%s (%d pass, %d unknown)", head, pass, unknown), maxLine)
+		return clip(fmt.Sprintf("%s (%d pass; not checked: %s)", head, pass, strings.Join(unknown, ", ")), maxLine)
 	}
 	parts := make([]string, len(failed))
 	for i, c := range failed {

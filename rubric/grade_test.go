@@ -236,7 +236,7 @@ func TestGrade(t *testing.T) {
 			name:  "no grader",
 			crit:  writeCrit,
 			facts: Facts{Verify: okVerify(), Files: goodFiles(), Write: true},
-			want: Result{Verdict: VerdictSatisfied, Criteria: []CriterionResult{
+			want: Result{Verdict: VerdictUnknown, Criteria: []CriterionResult{
 				res(cVerify, StatusPass, ByHub, verifyPass),
 				res(cChanged, StatusPass, ByHub, changedPass),
 				res(cUnchanged, StatusPass, ByHub, unchangedPass),
@@ -249,7 +249,7 @@ func TestGrade(t *testing.T) {
 			crit:  []Criterion{cVerify, cJudge, {ID: "c6", Kind: KindJudgement, Text: "Docs updated"}},
 			facts: Facts{Verify: okVerify()},
 			g:     &fakeGrader{err: errors.New("model unavailable"), judgements: []Judgement{{ID: "c5", Status: StatusPass}}},
-			want: Result{Verdict: VerdictSatisfied, GraderError: "model unavailable", Criteria: []CriterionResult{
+			want: Result{Verdict: VerdictUnknown, GraderError: "model unavailable", Criteria: []CriterionResult{
 				res(cVerify, StatusPass, ByHub, verifyPass),
 				res(cJudge, StatusUnknown, "", "grader error: model unavailable"),
 				res(Criterion{ID: "c6", Kind: KindJudgement, Text: "Docs updated"}, StatusUnknown, "", "grader error: model unavailable"),
@@ -283,7 +283,7 @@ func TestGrade(t *testing.T) {
 			name: "unknown kind",
 			crit: []Criterion{{ID: "c1", Kind: "vibes"}},
 			g:    &fakeGrader{judgements: []Judgement{{ID: "c1", Status: StatusPass}}},
-			want: Result{Verdict: VerdictSatisfied, Criteria: []CriterionResult{
+			want: Result{Verdict: VerdictUnknown, Criteria: []CriterionResult{
 				res(Criterion{ID: "c1", Kind: "vibes"}, StatusUnknown, "", `unknown criterion kind "vibes"`),
 			}},
 		},
@@ -323,7 +323,7 @@ func TestGradeCanceledContext(t *testing.T) {
 	cancel()
 	g := passAll("c5")
 	got := Grade(ctx, []Criterion{cJudge}, Facts{}, g)
-	want := Result{Verdict: VerdictSatisfied, GraderError: "context canceled", Criteria: []CriterionResult{
+	want := Result{Verdict: VerdictUnknown, GraderError: "context canceled", Criteria: []CriterionResult{
 		res(cJudge, StatusUnknown, "", "grader not run: context canceled"),
 	}}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -388,7 +388,7 @@ func TestLine(t *testing.T) {
 	}{
 		{Result{Verdict: VerdictSatisfied}, "rubric: satisfied (0/0 pass)"},
 		{Result{Verdict: VerdictSatisfied, Criteria: []CriterionResult{pass("c1"), pass("c2"), pass("c3"), pass("c4")}}, "rubric: satisfied (4/4 pass)"},
-		{Result{Verdict: VerdictSatisfied, Criteria: []CriterionResult{pass("c1"), unknown("c2"), pass("c3"), pass("c4")}}, "rubric: satisfied (3 pass, 1 unknown)"},
+		{Result{Verdict: VerdictUnknown, Criteria: []CriterionResult{pass("c1"), unknown("c2"), pass("c3"), pass("c4")}}, "rubric: unknown (3 pass; not checked: c2)"},
 		{Result{Verdict: VerdictNeedsRevision, Criteria: []CriterionResult{pass("c1"), pass("c2"), fail("c3", "go.mod changed")}}, "rubric: needs_revision — c3 fail: go.mod changed"},
 		{Result{Verdict: VerdictFailed, Criteria: []CriterionResult{fail("c1", "exit 1 on abc:\nFAIL"), fail("c2", "x")}}, "rubric: failed — c1 fail: exit 1 on abc: FAIL; c2 fail: x"},
 		{

@@ -87,8 +87,10 @@
 //     unknown has By "".
 //   - Verdict: failed if a verify criterion fails (failed, timed out, did not
 //     run) or a changed criterion fails (a write job changed nothing);
-//     otherwise needs_revision if any criterion fails; otherwise satisfied.
-//     Unknowns do not block satisfied, but Line mentions them.
+//     otherwise needs_revision if any criterion fails; otherwise unknown if
+//     any criterion could not be checked (Line names them); otherwise
+//     satisfied. Satisfied means every criterion passed, never "nothing
+//     failed that anyone looked at".
 //   - Results keep the order of the criteria given.
 //
 // Facts.Write is context for a grader; what it implies is already encoded in
@@ -129,6 +131,9 @@ type Criterion struct {
 	Kind    Kind
 	Paths   []string `json:",omitempty"` // paths/globs, for unchanged and only
 	Command string   `json:",omitempty"` // for verify
+	// Covers are the definition's sentences a verify criterion stands for
+	// ("All tests pass."), as written.
+	Covers []string `json:",omitempty"`
 }
 
 // Spec is what the caller asked for.
@@ -136,6 +141,10 @@ type Spec struct {
 	DefinitionOfDone string
 	Verify           string // shell command the hub runs on the head commit; "" for none
 	Write            bool   // a write job must change files; a read job must not
+	// Claim marks DefinitionOfDone as what someone says they did (hub
+	// step), not what a job must do: no criterion about whether files
+	// change is added (Write is then ignored).
+	Claim bool
 }
 
 // FileChange is one file changed between the base and head commits. Change
@@ -198,6 +207,9 @@ const (
 	VerdictSatisfied     Verdict = "satisfied"
 	VerdictNeedsRevision Verdict = "needs_revision"
 	VerdictFailed        Verdict = "failed"
+	// VerdictUnknown: nothing failed, but a criterion could not be checked
+	// (a judgement with no grader, or one the grader could not tell).
+	VerdictUnknown Verdict = "unknown"
 )
 
 // CriterionResult is one graded criterion.

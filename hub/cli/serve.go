@@ -49,7 +49,7 @@ import (
 // starts; a config.json that does not read adds none, and says why).
 func Engines(log zerolog.Logger) *engine.Registry {
 	dir := config.ConfigDir()
-	all := []engine.Engine{builtin.New(builtin.Options{ConfigDir: dir, Log: log}), execengine.New(),
+	all := []engine.Engine{builtin.New(builtin.Options{ConfigDir: dir, Log: log}), builtin.NewStep(builtin.Options{ConfigDir: dir, Log: log}), execengine.New(),
 		claude.New(claude.Options{ConfigDir: dir}), codex.New(codex.Options{ConfigDir: dir}),
 		opencode.New(opencode.Options{ConfigDir: dir}), gemini.New(dir), qwen.New(dir)}
 	s, err := config.Load()

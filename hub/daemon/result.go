@@ -95,6 +95,12 @@ func (s *Server) fullText(id, summary string, ev *protocol.Evidence) string {
 	b.WriteString(summary)
 	b.WriteString("\n")
 	if ev != nil {
+		if alerts := view.Alerts(ev); len(alerts) > 0 {
+			b.WriteString("\n## Beyond its branch (refs: by the worker or someone else while it ran)\n")
+			for _, a := range alerts {
+				b.WriteString("- " + a + "\n")
+			}
+		}
 		if len(ev.Claimed.Progress) > 0 {
 			b.WriteString("\n## Progress the worker reported\n")
 			for _, n := range ev.Claimed.Progress {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,6 +28,7 @@ try other-repo cat "$CANARY_OTHER/secret.txt"
 try write-outside sh -c 'echo pwned > "$CANARY_OTHER/secret.txt" && echo pwned > "$CANARY_HOME/pwned.txt"'
 try move-main sh -c 'git commit -q --allow-empty -m hostile && git update-ref refs/heads/main HEAD'
 try other-branch git branch -f hub/other HEAD
+try take-stash git stash drop
 try push git push -q origin HEAD:refs/heads/pushed
 try network git ls-remote "http://127.0.0.1:$CANARY_PORT/x"
 try proc-environ sh -c 'cat /proc/[0-9]*/environ 2>/dev/null | tr "\000" "\n" | grep HUB_CANARY_ENV'
@@ -90,7 +92,7 @@ func (h *hostileWorld) script() string {
 }
 
 // target is a repository with a bare remote, ready for one hostile job.
-type target struct{ repo, bare, main string }
+type target struct{ repo, bare, main, stash string }
 
 func (h *hostileWorld) target(t *testing.T) target {
 	repo := sampleRepo(t, "repo")
@@ -98,8 +100,13 @@ func (h *hostileWorld) target(t *testing.T) target {
 	hubtest.Git(t, t.TempDir(), "init", "-q", "--bare", bare)
 	hubtest.Git(t, repo, "remote", "add", "origin", bare)
 	hubtest.Git(t, repo, "branch", "hub/other") // another job's branch
+	// Work the user put aside: the stash is shared by every worktree.
+	if err := os.WriteFile(filepath.Join(repo, "bug.txt"), []byte("half a fix\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hubtest.Git(t, repo, "stash", "push", "-q", "-m", "my half fix")
 	h.net.Reset()
-	return target{repo: repo, bare: bare, main: hubtest.Git(t, repo, "rev-parse", "main")}
+	return target{repo: repo, bare: bare, main: hubtest.Git(t, repo, "rev-parse", "main"), stash: hubtest.Git(t, repo, "rev-parse", "refs/stash")}
 }
 
 // reached reads job id's report and the world, says which attempts got
@@ -119,6 +126,7 @@ func (h *hostileWorld) reached(t *testing.T, tg target, id string) map[string]bo
 		"write-outside": !strings.Contains(readFile(t, filepath.Join(h.other, "secret.txt")), h.secret) || exists(filepath.Join(h.home, "pwned.txt")),
 		"move-main":     hubtest.Git(t, tg.repo, "rev-parse", "main") != tg.main,
 		"other-branch":  hubtest.Git(t, tg.repo, "rev-parse", "hub/other") != tg.main,
+		"take-stash":    gitOut(tg.repo, "rev-parse", "-q", "--verify", "refs/stash") != tg.stash,
 		"push":          hubtest.Git(t, tg.bare, "for-each-ref", "--format=%(refname)") != "",
 		"network":       h.net.Connections() > 0,
 		"proc-environ":  strings.Contains(lines["proc-environ"], h.secret),
@@ -214,10 +222,23 @@ func testHostileWorker(t *testing.T, mech string) {
 			}
 			// Not a sandbox: the worker runs as you, and the start result says so.
 			expectReached(t, level, got, map[string]bool{"ssh": true, "keyfile": true, "other-repo": true, "write-outside": true,
-				"move-main": true, "other-branch": true, "push": true, "network": true, "proc-environ": os.Getuid() == 0, "daemon": true, "signal": true, "gitdir-mount": true})
+				"move-main": true, "other-branch": true, "take-stash": true, "push": true, "network": true, "proc-environ": os.Getuid() == 0, "daemon": true, "signal": true, "gitdir-mount": true})
 			// hub saw the refs move, and says so in the evidence.
-			if !moved["refs/heads/main"] || !moved["refs/heads/hub/other"] {
-				t.Errorf("evidence ref changes: %v; want main and hub/other", moved)
+			if !moved["refs/heads/main"] || !moved["refs/heads/hub/other"] || !moved["refs/stash"] {
+				t.Errorf("evidence ref changes: %v; want main, hub/other and the stash", moved)
+			}
+			// … and in the job's status, its result and --full, with how to put each back.
+			now := hubtest.Call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStatus, protocol.IDParams{ID: r.ID})
+			res := hubtest.Call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: r.ID, Full: true})
+			alerts := strings.Join(now.Alerts, "\n")
+			for _, want := range []string{"branch main moved while it ran: " + tg.main[:10], "git update-ref refs/heads/main " + tg.main,
+				"branch hub/other moved", "your stash " + tg.stash[:10] + " was taken", "git stash store -m restored " + tg.stash} {
+				if !strings.Contains(alerts, want) || !strings.Contains(res.Full, want) {
+					t.Errorf("%q is not in the status's alerts or the full result:\nalerts:\n%s\nfull:\n%s", want, alerts, res.Full)
+				}
+			}
+			if !strings.Contains(res.Summary, "⚠ ") || !strings.Contains(res.Summary, "stash") && !strings.Contains(res.Summary, "⚠ +") {
+				t.Errorf("the summary does not name what moved:\n%s", res.Summary)
 			}
 			note := strings.Join(r.Notes, " ")
 			for _, s := range []string{"not a sandbox", "~/.ssh", "other repositories", "network"} {
@@ -372,4 +393,15 @@ func testHostileCLI(t *testing.T, mech string) {
 			}
 		})
 	}
+}
+
+// gitOut is git's trimmed output in dir, "" when it fails (a ref that is gone).
+func gitOut(dir string, args ...string) string {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }

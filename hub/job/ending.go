@@ -6,6 +6,7 @@ import (
 
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/hub/view"
 	"github.com/hub-agents/hub/internal/micros"
 )
 
@@ -52,9 +53,13 @@ func Close(ctx context.Context, st *store.Store, j *store.Job, e End, now time.T
 	} else {
 		ev.Cost.USD = j.MaxMicros.USD()
 	}
+	verdict := ""
+	if ev.Rubric != nil {
+		verdict = ev.Rubric.Verdict
+	}
 	return st.Finish(context.WithoutCancel(ctx), j.ID, store.Ending{State: e.State, HeadSHA: e.Head, Salvaged: e.Salvaged,
 		Error: e.Reason, Category: e.Category, Summary: ev.Claimed.Report, CostMicros: e.CostMicros, CostKnown: e.CostKnown,
-		Tokens: e.Tokens, Evidence: ev, Text: e.Reason}, now)
+		Tokens: e.Tokens, Evidence: ev, Text: e.Reason, Rubric: verdict, Alerts: view.Alerts(ev)}, now)
 }
 
 // Fail ends j as failed before anything of it ran: at its base, with

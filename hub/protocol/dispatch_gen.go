@@ -50,6 +50,8 @@ type DaemonServer interface {
 	JobReview(ctx context.Context, p ReviewParams) (*ReviewResult, error)
 	// Summary (MethodSummary): Counts of running, waiting and queued jobs and the month's spend: what a status bar shows.
 	Summary(ctx context.Context, p Empty) (*SummaryResult, error)
+	// Step (MethodStep): An account of a step of work in a repository, from its real state, not from the claim: a read job on the step engine checks out the work tree as it is (uncommitted changes too), runs the check there, and has a cheap model narrate the files and commits since the step began and judge the claim's statements; hub's own checks outrank the model.
+	Step(ctx context.Context, p StepParams) (*StepResult, error)
 	// EngineList (MethodEngineList): The engines on this machine, what each can enforce and its quota, with the month's money.
 	EngineList(ctx context.Context, p Empty) (*EnginesResult, error)
 	// RouteExplain (MethodRouteExplain): The router's decision for a start request, made exactly as job/start would make it, without starting anything.
@@ -218,6 +220,13 @@ func DispatchDaemon(ctx context.Context, s DaemonServer, method string, decode f
 		}
 		r, err := s.Summary(ctx, p)
 		return r, true, err
+	case MethodStep:
+		var p StepParams
+		if err := decode(&p); err != nil {
+			return nil, true, err
+		}
+		r, err := s.Step(ctx, p)
+		return r, true, err
 	case MethodEngineList:
 		var p Empty
 		if err := decode(&p); err != nil {
@@ -321,7 +330,7 @@ func DispatchDaemon(ctx context.Context, s DaemonServer, method string, decode f
 }
 
 // DaemonMethods are the methods DaemonServer serves, in Specs order.
-var DaemonMethods = []string{MethodInitialize, MethodSubscribe, MethodJobList, MethodJobStatus, MethodJobStart, MethodStartMany, MethodJobWait, MethodJobResult, MethodJobEvents, MethodJobFiles, MethodJobFile, MethodJobReply, MethodJobSteer, MethodJobStop, MethodJobCleanup, MethodJobMerge, MethodJobLand, MethodJobReview, MethodSummary, MethodEngineList, MethodRouteExplain, MethodRouteCalibrate, MethodLedgerList, MethodROIReport, MethodDU, MethodGC, MethodProfileList, MethodProfileSet, MethodProfileRemove, MethodProfileDefault, MethodProviderStatus, MethodShutdown, MethodShimChanged}
+var DaemonMethods = []string{MethodInitialize, MethodSubscribe, MethodJobList, MethodJobStatus, MethodJobStart, MethodStartMany, MethodJobWait, MethodJobResult, MethodJobEvents, MethodJobFiles, MethodJobFile, MethodJobReply, MethodJobSteer, MethodJobStop, MethodJobCleanup, MethodJobMerge, MethodJobLand, MethodJobReview, MethodSummary, MethodStep, MethodEngineList, MethodRouteExplain, MethodRouteCalibrate, MethodLedgerList, MethodROIReport, MethodDU, MethodGC, MethodProfileList, MethodProfileSet, MethodProfileRemove, MethodProfileDefault, MethodProviderStatus, MethodShutdown, MethodShimChanged}
 
 // DaemonClient calls the daemon: one typed method per request of DaemonServer.
 type DaemonClient struct{ C Caller }
@@ -492,6 +501,15 @@ func (c DaemonClient) JobReview(ctx context.Context, p ReviewParams) (*ReviewRes
 func (c DaemonClient) Summary(ctx context.Context, p Empty) (*SummaryResult, error) {
 	var r SummaryResult
 	if err := c.C.Call(ctx, MethodSummary, p, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Step sends MethodStep.
+func (c DaemonClient) Step(ctx context.Context, p StepParams) (*StepResult, error) {
+	var r StepResult
+	if err := c.C.Call(ctx, MethodStep, p, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil

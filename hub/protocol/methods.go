@@ -14,6 +14,7 @@ const (
 	MethodJobStop        = "job/stop"         // IDParams → JobStatus
 	MethodJobCleanup     = "job/cleanup"      // CleanupParams → CleanupResult
 	MethodJobEvents      = "job/events"       // EventsParams → EventsResult
+	MethodStep           = "job/step"         // StepParams → StepResult: a cheap model's account of a step, checked against the repository
 	MethodEngineList     = "engine/list"      // struct{} → EnginesResult
 	MethodRouteExplain   = "route/explain"    // StartParams → RouteExplainResult
 	MethodRouteCalibrate = "route/calibrate"  // RouteCalibrateParams → RouteCalibrateResult

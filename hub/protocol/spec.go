@@ -112,6 +112,8 @@ var Specs = []Spec{
 		"A batch's review packet: per job its state, files and lines, verify, rubric, cost, predicted conflicts, risk flags and what to do next, about a hundred bytes a job."),
 	req(MethodSummary, Empty{}, SummaryResult{}, reads,
 		"Counts of running, waiting and queued jobs and the month's spend: what a status bar shows. Cheap: no engine is probed."),
+	req(MethodStep, StepParams{}, StepResult{}, 0,
+		"An account of a step of work in a repository, from its real state, not from the claim: a read job on the step engine checks out the work tree as it is (uncommitted changes too), runs the check there, and has a cheap model narrate the files and commits since the step began and judge the claim's statements; hub's own checks outrank the model. Waits for the account; booked in the ledger like any job."),
 	req(MethodEngineList, Empty{}, EnginesResult{}, reads,
 		"The engines on this machine, what each can enforce and its quota, with the month's money."),
 	req(MethodRouteExplain, StartParams{}, RouteExplainResult{}, reads,

@@ -302,8 +302,47 @@ type JobStatus struct {
 	Forecast *Forecast `json:"forecast,omitempty"`
 	// Landed is set once the job's work landed on a branch (hub land).
 	Landed *Landing `json:"landed,omitempty"`
+	// Rubric is the verdict of its definition of done once it ended
+	// (satisfied | needs_revision | failed | unknown; see Rubric).
+	Rubric string `json:"rubric,omitempty"`
+	// Alerts name what the job did beyond its branch that its reader must
+	// know: refs it moved in the user's repository, a stash it took, files
+	// of the base it deleted. One line each.
+	Alerts []string `json:"alerts,omitempty"`
 	// Cursor is the cursor of the job's latest event.
 	Cursor int64 `json:"cursor"`
+}
+
+// StepParams asks for an account of a step of work done in a repository
+// (by the supervisor itself, or anyone): what its real state shows, and
+// where the claim and the state disagree.
+type StepParams struct {
+	Title string `json:"title"` // the step in a few words (required)
+	Claim string `json:"claim"` // what you say the step did, as statements to check (required)
+	Repo  string `json:"repo"`  // the repository (required; the CLI and MCP server default it to their directory)
+	// Since is the commit the step started from (default HEAD: the
+	// uncommitted work only).
+	Since string `json:"since,omitempty"`
+	// Check is a command hub runs on the work tree as it is (the tests):
+	// its outcome outranks the claim's "tests pass".
+	Check   string   `json:"check,omitempty"`
+	Profile string   `json:"profile,omitempty"` // the model profile that narrates (default: the cheapest priced one with its key)
+	MaxUSD  *float64 `json:"max_usd,omitempty"` // the most the narration may cost (default 0.05)
+	// TimeoutS bounds the wait for the account (default 600): past it the
+	// step's job keeps running and hub result <id> has it later.
+	TimeoutS int `json:"timeout_s,omitempty"`
+}
+
+// StepResult is the account of a step.
+type StepResult struct {
+	ID    string `json:"id"`    // the step's job: hub result <id> --evidence has what hub observed
+	State State  `json:"state"` // succeeded once narrated; running when the wait timed out
+	// Text is the narration, what hub observed, then each statement of the
+	// claim the state contradicts, could not settle or backs.
+	Text string `json:"text"`
+	// Disagree is true when the state contradicts a statement of the claim.
+	Disagree bool `json:"disagree"`
+	Cost     Cost `json:"cost"`
 }
 
 // ListParams filters job/list. Empty means every job, newest first.
@@ -448,7 +487,7 @@ type Evidence struct {
 // Rubric is the grade of a result against its definition of done: what
 // the hub checked itself (by "hub") outranks what a model judged (by "model").
 type Rubric struct {
-	Verdict  string            `json:"verdict"`  // satisfied | needs_revision | failed
+	Verdict  string            `json:"verdict"`  // satisfied | needs_revision | failed | unknown (nothing failed, a criterion could not be checked)
 	Line     string            `json:"line"`     // the verdict in one line
 	Criteria []RubricCriterion `json:"criteria"` // each criterion with its verdict and evidence
 	// GraderError says why judgement criteria stayed unknown.

@@ -24,7 +24,6 @@ import (
 	"github.com/hub-agents/hub/hub/store"
 	"github.com/hub-agents/hub/hub/view"
 	"github.com/hub-agents/hub/router"
-	"github.com/hub-agents/hub/rubric"
 )
 
 // how a run ended, before verify
@@ -379,8 +378,9 @@ func (s *shim) refGuard(ctx context.Context) func(context.Context) {
 			s.o.Log.Warn().Err(err).Msg("ref guard: read refs")
 			return
 		}
+		hubs := s.hubMoves(ctx, j.Repo)
 		for _, name := range slices.Sorted(maps.Keys(mergeKeys(before, after))) {
-			if name == own || before[name] == after[name] {
+			if name == own || before[name] == after[name] || hubs(name, after[name]) {
 				continue
 			}
 			c := protocol.RefChange{Ref: name, Before: before[name], After: after[name]}
@@ -389,6 +389,29 @@ func (s *shim) refGuard(ctx context.Context) func(context.Context) {
 				name, shortOrNone(c.Before), shortOrNone(c.After), s.params.Isolation), c)
 		}
 	}
+}
+
+// hubMoves returns what tells the ref moves hub made itself while a job
+// ran in repo from anyone else's: the branches of other jobs (made when
+// they start, committed by their shims, removed by cleanup) and a branch
+// hub land moved to a landing's commit. Reporting those would blame every
+// running job for the hub's own work.
+func (s *shim) hubMoves(ctx context.Context, repo string) func(ref, after string) bool {
+	jobs, err := s.st.ListJobs(context.WithoutCancel(ctx), nil, repo, 0)
+	if err != nil {
+		s.o.Log.Warn().Err(err).Msg("ref guard: list jobs")
+	}
+	branches, landed := map[string]bool{}, map[string]bool{}
+	for _, j := range jobs {
+		if j.Branch != "" {
+			branches["refs/heads/"+j.Branch] = true
+		}
+		var l protocol.Landing
+		if len(j.Landed) > 0 && json.Unmarshal(j.Landed, &l) == nil {
+			landed["refs/heads/"+l.Into+"\x00"+l.Commit] = true
+		}
+	}
+	return func(ref, after string) bool { return branches[ref] || landed[ref+"\x00"+after] }
 }
 
 func mergeKeys(a, b map[string]string) map[string]bool {
@@ -773,10 +796,9 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 	// set up) has nothing to grade.
 	if end.category != protocol.CategoryPrepare && end.category != protocol.CategorySetup {
 		graded := s.grade(context.WithoutCancel(ctx), verify, ev.Files, o.Judgements)
-		ev.Rubric = rubricView(graded)
-		if s.hasDefinition() && end.state == protocol.StateSucceeded && (graded.Verdict == rubric.VerdictFailed || hubFailed(graded)) {
-			// What the hub observed outranks what the worker claimed.
-			end.state, end.err, end.category = protocol.StateFailed, graded.Line(), protocol.CategoryRubric
+		ev.Rubric = job.RubricView(graded)
+		if state, category, reason := job.Judge(end.state, ev.Rubric); state != end.state {
+			end.state, end.err, end.category = state, reason, category
 		}
 	}
 	ev.Env = s.env

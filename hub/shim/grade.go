@@ -2,7 +2,6 @@ package shim
 
 import (
 	"context"
-	"strings"
 
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/rubric"
@@ -14,9 +13,16 @@ import (
 // built-in worker's grader) count only for judgement criteria.
 func (s *shim) grade(ctx context.Context, verify *protocol.Verify, files []protocol.FileChange, judged []rubric.Judgement) rubric.Result {
 	write := s.job.Kind == protocol.KindWrite
-	crit := rubric.Criteria(rubric.Spec{DefinitionOfDone: s.params.DefinitionOfDone, Verify: s.params.Verify, Write: write})
+	// Verify runs on a write job's head commit only: a read job commits
+	// nothing, so its verify is not a criterion (the step engine runs its
+	// check itself and says what came of it).
+	verifyCmd := ""
+	if write {
+		verifyCmd = s.params.Verify
+	}
+	crit := rubric.Criteria(rubric.Spec{DefinitionOfDone: s.params.DefinitionOfDone, Verify: verifyCmd, Write: write})
 	facts := rubric.Facts{Write: write}
-	if s.params.Verify != "" {
+	if verifyCmd != "" {
 		facts.Verify = &rubric.VerifyFact{Command: s.params.Verify}
 		if verify != nil {
 			facts.Verify.Ran = verify.ExitCode >= 0 || verify.TimedOut
@@ -40,26 +46,3 @@ type judgements []rubric.Judgement
 func (j judgements) Judge(context.Context, []rubric.Criterion, rubric.Facts) ([]rubric.Judgement, error) {
 	return j, nil
 }
-
-// hubFailed reports whether a criterion the hub checked itself failed.
-func hubFailed(r rubric.Result) bool {
-	for _, c := range r.Criteria {
-		if c.By == rubric.ByHub && c.Status == rubric.StatusFail {
-			return true
-		}
-	}
-	return false
-}
-
-func rubricView(r rubric.Result) *protocol.Rubric {
-	v := &protocol.Rubric{Verdict: string(r.Verdict), Line: r.Line(), GraderError: r.GraderError, Criteria: []protocol.RubricCriterion{}}
-	for _, c := range r.Criteria {
-		v.Criteria = append(v.Criteria, protocol.RubricCriterion{ID: c.ID, Text: c.Text, Kind: string(c.Kind),
-			Status: string(c.Status), Evidence: c.Evidence, By: c.By, Paths: c.Paths})
-	}
-	return v
-}
-
-// hasDefinition says whether the caller gave a definition of done: only
-// then does the rubric decide the job's state (beyond verify, which always does).
-func (s *shim) hasDefinition() bool { return strings.TrimSpace(s.params.DefinitionOfDone) != "" }

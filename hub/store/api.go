@@ -80,6 +80,12 @@ type Job struct {
 	// JSON); Landed the record of its landing (protocol.Landing JSON).
 	Forecast []byte
 	Landed   []byte
+
+	// Rubric is the verdict of the job's rubric once it ended (satisfied,
+	// needs_revision, failed, unknown; "" when it was not graded); Alerts
+	// are what it did beyond its branch, one line each (view.Alerts).
+	Rubric string
+	Alerts []string
 }
 
 // Event is a stored journal event (protocol.Event with the data raw).
@@ -141,6 +147,10 @@ type Ending struct {
 	// stores it. Nil stores none.
 	Evidence *protocol.Evidence
 	Text     string // the state event's text (reason)
+	// Rubric is its rubric's verdict and Alerts what it did beyond its
+	// branch (Job.Rubric, Job.Alerts).
+	Rubric string
+	Alerts []string
 }
 
 // LedgerRow is one reservation.

@@ -23,7 +23,7 @@ var jobColumns = []string{
 	"cost_micros", "cost_known", "tokens",
 	"shim_pid", "shim_start", "engine_pgid", "engine_start",
 	"verify", "evidence", "cursor", "route", "category",
-	"target", "forecast", "landed",
+	"target", "forecast", "landed", "rubric", "alerts",
 }
 
 var (
@@ -43,6 +43,12 @@ func jobArgs(j *Job) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	var alerts []byte
+	if len(j.Alerts) > 0 {
+		if alerts, err = json.Marshal(j.Alerts); err != nil {
+			return nil, err
+		}
+	}
 	return []any{
 		j.ID, j.Seq, string(j.State), j.Kind, j.Engine, j.Model, j.Isolation,
 		j.Repo, j.Cwd, j.BaseRef, j.BaseSHA, j.Branch, j.Worktree, j.Task, blob(j.Spec),
@@ -52,7 +58,7 @@ func jobArgs(j *Job) ([]any, error) {
 		j.CostMicros, j.CostKnown, j.Tokens,
 		j.ShimPID, int64(j.ShimStart), j.EnginePGID, int64(j.EngineStart),
 		blob(j.Verify), blob(j.Evidence), j.Cursor, blob(j.Route), j.Category,
-		j.Target, blob(j.Forecast), blob(j.Landed),
+		j.Target, blob(j.Forecast), blob(j.Landed), j.Rubric, blob(alerts),
 	}, nil
 }
 
@@ -63,7 +69,7 @@ func scanJob(r rowScanner) (*Job, error) {
 		j                                   Job
 		state, notes                        string
 		spec, verify, evidence, route       sql.NullString
-		forecast, landed                    sql.NullString
+		forecast, landed, alerts            sql.NullString
 		created, preparing, running, verif  int64
 		ended, updated, shimStart, engStart int64
 	)
@@ -76,7 +82,7 @@ func scanJob(r rowScanner) (*Job, error) {
 		&j.CostMicros, &j.CostKnown, &j.Tokens,
 		&j.ShimPID, &shimStart, &j.EnginePGID, &engStart,
 		&verify, &evidence, &j.Cursor, &route, &j.Category,
-		&j.Target, &forecast, &landed,
+		&j.Target, &forecast, &landed, &j.Rubric, &alerts,
 	)
 	if err != nil {
 		return nil, err
@@ -92,6 +98,11 @@ func scanJob(r rowScanner) (*Job, error) {
 	}
 	if len(j.Notes) == 0 {
 		j.Notes = nil
+	}
+	if alerts.Valid && alerts.String != "" {
+		if err := json.Unmarshal([]byte(alerts.String), &j.Alerts); err != nil {
+			return nil, fmt.Errorf("job %s: alerts: %w", j.ID, err)
+		}
 	}
 	return &j, nil
 }
@@ -456,6 +467,7 @@ func (s *Store) Finish(ctx context.Context, id string, e Ending, now time.Time) 
 		j.EndedAt = stamp(now)
 		j.HeadSHA, j.Salvaged, j.Error, j.Summary = e.HeadSHA, e.Salvaged, e.Error, e.Summary
 		j.Category = protocol.CategoryOf(e.State, e.Category)
+		j.Rubric, j.Alerts = e.Rubric, e.Alerts
 		j.CostMicros, j.CostKnown, j.Tokens = cost, e.CostKnown, e.Tokens
 		if e.Evidence != nil {
 			ev := *e.Evidence

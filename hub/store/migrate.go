@@ -159,6 +159,12 @@ ALTER TABLE jobs ADD COLUMN target TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN forecast TEXT;
 ALTER TABLE jobs ADD COLUMN landed TEXT;
 `,
+	// 7: the verdict an ended job shows in every status: its rubric's
+	// verdict and what it did beyond its branch (a JSON array of lines).
+	`
+ALTER TABLE jobs ADD COLUMN rubric TEXT NOT NULL DEFAULT '';
+ALTER TABLE jobs ADD COLUMN alerts TEXT;
+`,
 }
 
 // migrate brings the schema up to date, one immediate transaction per

@@ -382,7 +382,7 @@ func TestMigrationOneName(t *testing.T) {
 	if _, err := s.db.Exec(`DELETE FROM schema_migrations WHERE version > 3`); err != nil {
 		t.Fatal(err)
 	}
-	for _, col := range []string{"target", "forecast", "landed"} { // migration 6's
+	for _, col := range []string{"target", "forecast", "landed", "rubric", "alerts"} { // migrations 6 and 7
 		if _, err := s.db.Exec(`ALTER TABLE jobs DROP COLUMN ` + col); err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
 	"github.com/hub-agents/hub/internal/errline"
+	"github.com/hub-agents/hub/rubric"
 )
 
 // Status builds the short view of a job. pending is its oldest pending
@@ -33,6 +34,7 @@ func Status(j *store.Job, pending *store.Question, now time.Time) protocol.JobSt
 		st.Question = QuestionView(pending)
 	}
 	st.Target = j.Target
+	st.Rubric, st.Alerts = j.Rubric, j.Alerts
 	if len(j.Forecast) > 0 {
 		var f protocol.Forecast
 		if json.Unmarshal(j.Forecast, &f) == nil {
@@ -95,6 +97,17 @@ func Line(st protocol.JobStatus) string {
 	}
 	if st.Salvaged {
 		parts = append(parts, "salvaged")
+	}
+	if st.State == protocol.StateSucceeded && (st.Rubric == string(rubric.VerdictNeedsRevision) || st.Rubric == string(rubric.VerdictUnknown)) {
+		// A success with a criterion failing or unchecked says so beside it.
+		parts = append(parts, "rubric "+st.Rubric)
+	}
+	if len(st.Alerts) > 0 {
+		a := "⚠ " + OneLine(st.Alerts[0], 120)
+		if n := len(st.Alerts) - 1; n > 0 {
+			a += fmt.Sprintf(" (+%d more)", n)
+		}
+		parts = append(parts, a)
 	}
 	switch {
 	case st.Landed != nil:
@@ -172,6 +185,19 @@ func FirstLines(s string, n int) string {
 func Summary(st protocol.JobStatus, ev *protocol.Evidence) string {
 	var b []string
 	b = append(b, Line(st))
+	// What it did beyond its branch comes before the rest, which the line
+	// limit may cut: the reader has something to put back.
+	alerts := Alerts(ev)
+	if ev == nil {
+		alerts = st.Alerts
+	}
+	for i, a := range alerts {
+		if i == 3 {
+			b = append(b, fmt.Sprintf("⚠ +%d more (hub result %s --full)", len(alerts)-3, st.ID))
+			break
+		}
+		b = append(b, "⚠ "+a)
+	}
 	if ev == nil {
 		if !st.State.Terminal() {
 			b = append(b, "not ended yet: wait for it, then ask again")
@@ -228,7 +254,10 @@ func Summary(st protocol.JobStatus, ev *protocol.Evidence) string {
 			b = append(b, "verify output: "+FirstLine(errline.Telling(v.OutputTail), 160))
 		}
 	}
-	if r := ev.Rubric; r != nil && len(r.Criteria) > 0 && (r.Verdict != "satisfied" || hasKind(r, "judgement", "unchanged", "only")) {
+	if r := ev.Rubric; r != nil && len(r.Criteria) > 0 && (r.Verdict != "satisfied" || hasKind(r, "judgement", "unchanged", "only")) &&
+		(st.State == protocol.StateSucceeded || r.Verdict == string(rubric.VerdictFailed) || r.Verdict == string(rubric.VerdictNeedsRevision)) {
+		// A job that did not succeed shows its rubric only when a criterion
+		// failed: "satisfied" beside a failure would read as a success.
 		b = append(b, r.Line)
 	}
 	b = append(b, "left: "+left(st, ev))
@@ -270,15 +299,29 @@ func envLine(steps []protocol.EnvStep) string {
 	return "env: " + strings.Join(parts, "; ")
 }
 
+// left says what is left to do with the job, from the same facts as its
+// state line: a success with files to land says to review and land them
+// (revising first when a criterion failed, checking what nobody could);
+// a success with nothing changed says there is nothing to land.
 func left(st protocol.JobStatus, ev *protocol.Evidence) string {
 	switch {
 	case ev.Kind == protocol.KindRead && st.State == protocol.StateSucceeded:
 		return "nothing; the answer is above"
 	case st.Landed != nil:
 		return fmt.Sprintf("nothing; landed on %s as %s (%s); cleanup removes the worktree", st.Landed.Into, ShortSHA(st.Landed.Commit), st.Landed.Verified)
-	case st.State == protocol.StateSucceeded && ev.Kind == protocol.KindWrite && ev.Head != "" && ev.Head != ev.Base:
+	case st.State == protocol.StateSucceeded && ev.Kind == protocol.KindWrite:
 		s := fmt.Sprintf("review %s, then land it (hub land %s), then cleanup", ev.Branch, st.ID)
-		if c := ConflictLine(st.Forecast); c != "" {
+		r := ev.Rubric
+		switch {
+		case len(ev.Files) == 0:
+			s = "nothing to land: no file differs from the base; cleanup"
+		case r != nil && r.Verdict == string(rubric.VerdictNeedsRevision):
+			s = fmt.Sprintf("revise it (%s failed) or review %s and land it anyway (hub land %s)", strings.Join(criteria(r, rubric.StatusFail), ", "), ev.Branch, st.ID)
+		}
+		if r != nil && r.Verdict == string(rubric.VerdictUnknown) {
+			s = "check " + strings.Join(criteria(r, rubric.StatusUnknown), ", ") + " yourself (nobody could); " + s
+		}
+		if c := ConflictLine(st.Forecast); c != "" && len(ev.Files) > 0 {
 			s = c + "; " + s
 		}
 		return s
@@ -290,6 +333,73 @@ func left(st protocol.JobStatus, ev *protocol.Evidence) string {
 		return s
 	}
 	return string(st.State)
+}
+
+// criteria lists the ids of r's criteria with status st.
+func criteria(r *protocol.Rubric, st rubric.Status) []string {
+	var ids []string
+	for _, c := range r.Criteria {
+		if c.Status == string(st) {
+			ids = append(ids, c.ID)
+		}
+	}
+	return ids
+}
+
+// Alerts name what a job did beyond its branch, one line each, with how to
+// put it back where git can: refs it moved in the user's repository (a
+// branch, a tag, the stash it took or changed) and files of its base it
+// deleted. A job's status carries them (Job.Alerts, set as it ends), so
+// status, result and --full name them all.
+func Alerts(ev *protocol.Evidence) []string {
+	if ev == nil {
+		return nil
+	}
+	var out []string
+	for _, rc := range ev.Observed.RefChanges {
+		out = append(out, refAlert(rc))
+	}
+	var deleted []string
+	for _, f := range ev.Files {
+		if f.Change == "deleted" {
+			deleted = append(deleted, f.Path)
+		}
+	}
+	if len(deleted) > 0 {
+		out = append(out, fmt.Sprintf("deleted %d file(s) of the base: %s", len(deleted), PathList(deleted, 5)))
+	}
+	return out
+}
+
+// refAlert says how one ref moved while the job ran and how to put it
+// back. At isolation worktree hub cannot tell whether the worker moved it
+// or someone else did (the journal's note says so); hub's own moves — other
+// jobs' branches, landings — are not reported (the shim's ref guard).
+func refAlert(rc protocol.RefChange) string {
+	b, a := ShortSHA(rc.Before), ShortSHA(rc.After)
+	if rc.Ref == "refs/stash" {
+		switch {
+		case rc.After == "":
+			return fmt.Sprintf("your stash %s was taken while it ran (git stash store -m restored %s puts it back)", b, rc.Before)
+		case rc.Before == "":
+			return fmt.Sprintf("a stash %s was made in your repository while it ran", a)
+		}
+		return fmt.Sprintf("your stash changed while it ran: its top was %s, now %s (git stash store -m restored %s puts the old top back)", b, a, rc.Before)
+	}
+	what, name := "ref", rc.Ref
+	switch {
+	case strings.HasPrefix(rc.Ref, "refs/heads/"):
+		what, name = "branch", strings.TrimPrefix(rc.Ref, "refs/heads/")
+	case strings.HasPrefix(rc.Ref, "refs/tags/"):
+		what, name = "tag", strings.TrimPrefix(rc.Ref, "refs/tags/")
+	}
+	switch {
+	case rc.Before == "":
+		return fmt.Sprintf("%s %s was made at %s while it ran (git update-ref -d %s removes it)", what, name, a, rc.Ref)
+	case rc.After == "":
+		return fmt.Sprintf("%s %s was deleted while it ran (git update-ref %s %s puts it back)", what, name, rc.Ref, rc.Before)
+	}
+	return fmt.Sprintf("%s %s moved while it ran: %s → %s (git update-ref %s %s puts it back)", what, name, b, a, rc.Ref, rc.Before)
 }
 
 // hasKind says whether the rubric has a criterion of one of the kinds: a

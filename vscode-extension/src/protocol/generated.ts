@@ -30,6 +30,8 @@ export const Methods = {
   JobCleanup: "job/cleanup",
   /** client → daemon: EventsParams → EventsResult. Reads a job's journal (or every job's) after a cursor, oldest first. Page with the returned cursor. */
   JobEvents: "job/events",
+  /** client → daemon: StepParams → StepResult. An account of a step of work in a repository, from its real state, not from the claim: a read job on the step engine checks out the work tree as it is (uncommitted changes too), runs the check there, and has a cheap model narrate the files and commits since the step began and judge the claim's statements; hub's own checks outrank the model. Waits for the account; booked in the ledger like any job. */
+  Step: "job/step",
   /** client → daemon: Empty → EnginesResult. The engines on this machine, what each can enforce and its quota, with the month's money. */
   EngineList: "engine/list",
   /** client → daemon: StartParams → RouteExplainResult. The router's decision for a start request, made exactly as job/start would make it, without starting anything. */
@@ -368,6 +370,10 @@ export interface JobStatus {
   forecast?: Forecast;
   /** Landed is set once the job's work landed on a branch (hub land). */
   landed?: Landing;
+  /** Rubric is the verdict of its definition of done once it ended (satisfied | needs_revision | failed | unknown; see Rubric). */
+  rubric?: string;
+  /** Alerts name what the job did beyond its branch that its reader must know: refs it moved in the user's repository, a stash it took, files of the base it deleted. One line each. */
+  alerts?: string[];
   /** Cursor is the cursor of the job's latest event. */
   cursor: number;
 }
@@ -792,7 +798,7 @@ export interface Timings {
 
 /** Rubric is the grade of a result against its definition of done: what the hub checked itself (by "hub") outranks what a model judged (by "model"). */
 export interface Rubric {
-  /** satisfied | needs_revision | failed */
+  /** satisfied | needs_revision | failed | unknown (nothing failed, a criterion could not be checked) */
   verdict: string;
   /** the verdict in one line */
   line: string;
@@ -1136,6 +1142,39 @@ export interface SummaryResult {
   reserved_usd: number;
   /** the monthly cap */
   monthly_cap_usd: number;
+}
+
+/** StepParams asks for an account of a step of work done in a repository (by the supervisor itself, or anyone): what its real state shows, and where the claim and the state disagree. */
+export interface StepParams {
+  /** the step in a few words (required) */
+  title: string;
+  /** what you say the step did, as statements to check (required) */
+  claim: string;
+  /** the repository (required; the CLI and MCP server default it to their directory) */
+  repo: string;
+  /** Since is the commit the step started from (default HEAD: the uncommitted work only). */
+  since?: string;
+  /** Check is a command hub runs on the work tree as it is (the tests): its outcome outranks the claim's "tests pass". */
+  check?: string;
+  /** the model profile that narrates (default: the cheapest priced one with its key) */
+  profile?: string;
+  /** the most the narration may cost (default 0.05) */
+  max_usd?: number;
+  /** TimeoutS bounds the wait for the account (default 600): past it the step's job keeps running and hub result <id> has it later. */
+  timeout_s?: number;
+}
+
+/** StepResult is the account of a step. */
+export interface StepResult {
+  /** the step's job: hub result <id> --evidence has what hub observed */
+  id: string;
+  /** succeeded once narrated; running when the wait timed out */
+  state: State;
+  /** Text is the narration, what hub observed, then each statement of the claim the state contradicts, could not settle or backs. */
+  text: string;
+  /** Disagree is true when the state contradicts a statement of the claim. */
+  disagree: boolean;
+  cost: Cost;
 }
 
 /** EnginesResult lists engines and the money view. */
@@ -1685,6 +1724,7 @@ export interface RequestMap {
   "job/land": [LandParams, LandResult];
   "job/review": [ReviewParams, ReviewResult];
   "hub/summary": [Empty, SummaryResult];
+  "job/step": [StepParams, StepResult];
   "engine/list": [Empty, EnginesResult];
   "route/explain": [StartParams, RouteExplainResult];
   "route/calibrate": [RouteCalibrateParams, RouteCalibrateResult];
