@@ -22,7 +22,9 @@ const (
 // may not take one of these names) in the fixed order: legacy mode's
 // ranking, and the tie-break in utility mode. The built-in worker comes first because its
 // fixed prompt is the smallest, so it spends the least on the same model.
-var DefaultOrder = []string{"builtin", "claude", "codex", "opencode", "gemini", "qwen", "exec"}
+// step comes last: it takes only the narrations hub step starts, and
+// refuses every other job.
+var DefaultOrder = []string{"builtin", "claude", "codex", "opencode", "gemini", "qwen", "exec", "step"}
 
 // Weights is routing.json: how utility is weighed, and what hub learned
 // from its own history (written by hub route calibrate).

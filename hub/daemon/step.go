@@ -11,6 +11,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine/builtin"
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/view"
 	"github.com/hub-agents/hub/internal/micros"
 )
 
@@ -27,12 +28,12 @@ const stepWait = 10 * time.Minute
 // checkout of hub's, with the project's dependencies made ready as for any job.
 func (s *Server) Step(ctx context.Context, p protocol.StepParams) (*protocol.StepResult, error) {
 	switch {
-	case strings.TrimSpace(p.Title) == "":
-		return nil, invalid("title", "say what the step was in a few words", "title is empty")
 	case strings.TrimSpace(p.Claim) == "":
 		return nil, invalid("claim", "say what the step did, as statements hub can check (\"Fixed the loader. The tests pass.\")", "claim is empty")
 	case strings.TrimSpace(p.Repo) == "":
 		return nil, invalid("repo", "pass the repository the step worked in", "repo is empty")
+	case !filepath.IsAbs(p.Repo):
+		return nil, invalid("repo", "pass an absolute path", "repo %q is not an absolute path", p.Repo)
 	case p.TimeoutS < 0 || p.TimeoutS > 3600:
 		return nil, invalid("timeout_s", "pass 1 to 3600 seconds, or leave it out for 600", "timeout_s %d is out of range", p.TimeoutS)
 	}
@@ -61,6 +62,13 @@ func (s *Server) Step(ctx context.Context, p protocol.StepParams) (*protocol.Ste
 			return nil, internal(err)
 		}
 	}
+	title := strings.TrimSpace(p.Title)
+	if title == "" { // the claim's first sentence
+		title = view.FirstLine(p.Claim, 60)
+		if i := strings.IndexAny(title, ".!?"); i > 0 {
+			title = title[:i]
+		}
+	}
 	prof, err := s.stepProfile(p.Profile)
 	if err != nil {
 		return nil, err
@@ -69,7 +77,7 @@ func (s *Server) Step(ctx context.Context, p protocol.StepParams) (*protocol.Ste
 	if p.MaxUSD != nil {
 		maxUSD = *p.MaxUSD
 	}
-	r, err := s.JobStart(ctx, protocol.StartParams{Task: builtin.StepTask(p.Title, sinceSHA, p.Claim), Repo: top, Base: base,
+	r, err := s.JobStart(ctx, protocol.StartParams{Task: builtin.StepTask(title, sinceSHA, p.Claim), Repo: top, Base: base,
 		Kind: protocol.KindRead, Engine: builtin.StepName, Profile: prof, Verify: p.Check, MaxUSD: &maxUSD})
 	if err != nil {
 		return nil, err

@@ -104,8 +104,8 @@ func TestStepBadInput(t *testing.T) {
 		p     protocol.StepParams
 		field string
 	}{
-		{protocol.StepParams{Claim: "did it", Repo: b.repo}, "title"},
 		{protocol.StepParams{Title: "t", Repo: b.repo}, "claim"},
+		{protocol.StepParams{Claim: "did it", Repo: "relative/path"}, "repo"},
 		{protocol.StepParams{Title: "t", Claim: "did it", Repo: t.TempDir()}, "repo"},
 		{protocol.StepParams{Title: "t", Claim: "did it", Repo: b.repo, Since: "nosuch"}, "since"},
 		{protocol.StepParams{Title: "t", Claim: "did it", Repo: b.repo, Profile: "nosuch"}, "profile"},

@@ -14,8 +14,8 @@ func addCleanup(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "cleanup",
 		Description: "Remove an ended job's worktree.",
-		Annotations: annotate("Clean up job", protocol.MethodJobCleanup),
-		InputSchema: paramsSchema[protocol.CleanupParams](map[string]string{"delete_branch": "its branch too", "force": "off-branch or unmerged too"}),
+		Annotations: annotate("", protocol.MethodJobCleanup),
+		InputSchema: paramsSchema[protocol.CleanupParams](map[string]string{"force": "off-branch or unmerged too"}),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.CleanupParams) (*mcp.CallToolResult, *protocol.CleanupResult, error) {
 		var out protocol.CleanupResult
 		if err := s.call(ctx, protocol.MethodJobCleanup, in, &out); err != nil {

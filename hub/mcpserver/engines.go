@@ -15,7 +15,7 @@ func addEngines(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "engines",
 		Description: "Engines: capacity, month's spend.",
-		Annotations: annotate("List engines", protocol.MethodEngineList),
+		Annotations: annotate("", protocol.MethodEngineList),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, *protocol.EnginesResult, error) {
 		var out protocol.EnginesResult
 		if err := s.call(ctx, protocol.MethodEngineList, struct{}{}, &out); err != nil {

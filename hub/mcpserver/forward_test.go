@@ -71,6 +71,16 @@ func TestForward(t *testing.T) {
 			out:      func() any { return &protocol.StartResult{} },
 		},
 		{
+			name: "step", tool: "step",
+			args:       map[string]any{"claim": "Fixed it. Tests pass.", "repo": "/r", "since": "abc", "check": "make test"},
+			wantMethod: protocol.MethodStep,
+			wantParams: protocol.StepParams{Claim: "Fixed it. Tests pass.", Repo: "/r", Since: "abc", Check: "make test"},
+			result: protocol.StepResult{ID: "5tep0001", State: protocol.StateSucceeded, Disagree: true,
+				Text: "disagrees: \"Tests pass.\" — `make test` exit 2 (hub)", Cost: protocol.Cost{USD: 0.0012, Known: true}},
+			wantText: "disagrees: \"Tests pass.\" — `make test` exit 2 (hub)\n(job 5tep0001, $0.00)",
+			out:      func() any { return &protocol.StepResult{} },
+		},
+		{
 			name: "start defaults", tool: "start",
 			args:       map[string]any{"task": "look", "kind": "read", "cwd": "/c"},
 			wantMethod: protocol.MethodJobStart,

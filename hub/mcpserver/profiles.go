@@ -34,8 +34,8 @@ const keyRequest = "api_key"
 func addProfiles(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "profiles",
-		Description: "Builtin worker model profiles. Change only if your user asks; keys come from the user.",
-		Annotations: annotate("Model profiles", protocol.MethodProfileList, protocol.MethodProfileSet, protocol.MethodProfileRemove, protocol.MethodProfileDefault, protocol.MethodProviderStatus),
+		Description: "Built-in worker model profiles; change only as your user asks.",
+		Annotations: annotate("", protocol.MethodProfileList, protocol.MethodProfileSet, protocol.MethodProfileRemove, protocol.MethodProfileDefault, protocol.MethodProviderStatus),
 	}, s.profilesTool)
 }
 

@@ -120,7 +120,7 @@ func TestUnknownMethods(t *testing.T) {
 	}
 	list := w.roundTrip(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"progressToken":1}}}`)
 	res, _ = list["result"].(map[string]any)
-	if tools, _ := res["tools"].([]any); len(tools) != 12 {
+	if tools, _ := res["tools"].([]any); len(tools) != 13 {
 		t.Errorf("tools/list answered %v", list)
 	}
 }

@@ -12,7 +12,7 @@ func addReply(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "reply",
 		Description: "Answer a needs_input job's question.",
-		Annotations: annotate("Answer job", protocol.MethodJobReply),
+		Annotations: annotate("", protocol.MethodJobReply),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.ReplyParams) (*mcp.CallToolResult, *protocol.ReplyResult, error) {
 		var out protocol.ReplyResult
 		if err := s.call(ctx, protocol.MethodJobReply, in, &out); err != nil {

@@ -19,7 +19,7 @@ const summaryLines = 10
 type resultIn struct {
 	ID       string   `json:"id,omitempty"`
 	IDs      []string `json:"ids,omitempty" jsonschema:"several: a review packet"`
-	Full     bool     `json:"full,omitempty" jsonschema:"whole final text"`
+	Full     bool     `json:"full,omitempty"`
 	Evidence bool     `json:"evidence,omitempty" jsonschema:"what hub observed, as JSON"`
 }
 
@@ -34,7 +34,7 @@ func addResult(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "result",
 		Description: "A job's outcome in 10 lines.",
-		Annotations: annotate("Job result", protocol.MethodJobResult, protocol.MethodJobReview),
+		Annotations: annotate("", protocol.MethodJobResult, protocol.MethodJobReview),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in resultIn) (*mcp.CallToolResult, *resultOut, error) {
 		switch {
 		case len(in.IDs) > 0 && (in.ID != "" || in.Full || in.Evidence):

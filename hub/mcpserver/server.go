@@ -53,13 +53,14 @@ type Server struct {
 
 // instructions teach the supervisor the delegation loop.
 const instructions = `hub delegates bounded coding tasks to workers, each on its own branch hub/<id>. ` +
-	`Delegate what you can state precisely: a self-contained task, a verify command, a definition of done. ` +
+	`Delegate precisely: a self-contained task, a verify command, a definition of done. ` +
 	`Call start (start_many for several), then one wait for all ids. ` +
 	`A needs_input job asks a question: reply, then wait again with since=cursor. ` +
-	`If your client cuts tool calls short (Codex: 60 s), pass wait a lower timeout_s; wait again while done is false. ` +
+	`If your client cuts tool calls short (Codex: 60 s), pass wait a lower timeout_s; wait again while not done. ` +
 	`Read result (ids: a line per job). ` +
-	`"conflicts with hub/x": both jobs edit the same files; land one, then the other. ` +
-	`land the good ones (each verified first; order auto: conflicts last), then cleanup.`
+	`"conflicts with hub/x": land one, then the other. ` +
+	`land the good ones (each verified first; order auto: conflicts last), then cleanup. ` +
+	`step checks your own work (since its start commit) against your claim.`
 
 // New returns a Server that forwards its tools to d.
 func New(d Daemon, o Options) *Server {
@@ -121,6 +122,7 @@ func (s *Server) addTools() {
 	addCleanup(s)
 	addEngines(s)
 	addProfiles(s)
+	addStep(s)
 }
 
 // addTool registers a typed tool without publishing an output schema.
@@ -220,7 +222,10 @@ func text(format string, args ...any) *mcp.CallToolResult {
 
 // annotate gives a tool its title, the name clients show people (Claude
 // Code reads only the annotations' title; clients that follow the spec fall
-// back to it when the tool has no title of its own), and derives the hints
+// back to it when the tool has no title of its own; "" for none: the
+// supervisor's tools go without, their one-word names being what a person
+// reads anyway, since every byte of tools/list is paid for in the
+// supervisor's context), and derives the hints
 // from the Specs of the methods it calls: read-only and idempotent when all
 // of them are, destructive when any is.
 func annotate(title string, methods ...string) *mcp.ToolAnnotations {

@@ -18,14 +18,11 @@ import (
 // says it all.
 var startDocs = map[string]string{
 	"task":      "self-contained instructions",
-	"cwd":       "read job dir",
 	"kind":      "write|read",
-	"files":     "where to look first",
 	"exec":      "command, engine exec",
 	"max_usd":   "budget; 0: no spend",
 	"isolation": "worktree|sandbox|isolated|untrusted",
 	"verify":    "check command",
-	"setup":     "runs before worker",
 	"deps":      "auto|off|command",
 }
 
@@ -51,7 +48,7 @@ func addStart(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "start",
 		Description: "Start a job on its own branch.",
-		Annotations: annotate("Start job", protocol.MethodJobStart),
+		Annotations: annotate("", protocol.MethodJobStart),
 		InputSchema: startSchema(),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.StartParams) (*mcp.CallToolResult, *protocol.StartResult, error) {
 		var out protocol.StartResult

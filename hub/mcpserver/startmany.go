@@ -37,7 +37,7 @@ func addStartMany(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "start_many",
 		Description: "Start independent jobs at once.",
-		Annotations: annotate("Start jobs", protocol.MethodStartMany),
+		Annotations: annotate("", protocol.MethodStartMany),
 		InputSchema: startManySchema(),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in startManyIn) (*mcp.CallToolResult, *startManyOut, error) {
 		p := protocol.StartManyParams{Jobs: in.Jobs}

@@ -12,8 +12,8 @@ import (
 func addStatus(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "status",
-		Description: "One job's state in one line.",
-		Annotations: annotate("Job status", protocol.MethodJobStatus),
+		Description: "One job in one line.",
+		Annotations: annotate("", protocol.MethodJobStatus),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.IDParams) (*mcp.CallToolResult, *protocol.JobStatus, error) {
 		var out protocol.JobStatus
 		if err := s.call(ctx, protocol.MethodJobStatus, in, &out); err != nil {

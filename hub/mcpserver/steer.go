@@ -12,7 +12,7 @@ func addSteer(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "steer",
 		Description: "Redirect a running job's worker.",
-		Annotations: annotate("Steer job", protocol.MethodJobSteer),
+		Annotations: annotate("", protocol.MethodJobSteer),
 		InputSchema: paramsSchema[protocol.SteerParams](nil),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.SteerParams) (*mcp.CallToolResult, *protocol.SteerResult, error) {
 		var out protocol.SteerResult

@@ -13,7 +13,7 @@ func addStop(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "stop",
 		Description: "Stop a job; its work is kept.",
-		Annotations: annotate("Stop job", protocol.MethodJobStop),
+		Annotations: annotate("", protocol.MethodJobStop),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.IDParams) (*mcp.CallToolResult, *protocol.JobStatus, error) {
 		var out protocol.JobStatus
 		if err := s.call(ctx, protocol.MethodJobStop, in, &out); err != nil {

@@ -41,18 +41,19 @@ func TestToolsList(t *testing.T) {
 			}
 			yes, no := true, false
 			want := map[string]ann{
-				"start":      {Title: "Start job", Destructive: &no},
-				"start_many": {Title: "Start jobs", Destructive: &no},
-				"wait":       {Title: "Wait for jobs", ReadOnly: true, Idempotent: true},
-				"status":     {Title: "Job status", ReadOnly: true, Idempotent: true},
-				"result":     {Title: "Job result", ReadOnly: true, Idempotent: true},
-				"reply":      {Title: "Answer job", Destructive: &no},
-				"steer":      {Title: "Steer job", Destructive: &no},
-				"stop":       {Title: "Stop job", Destructive: &yes, Idempotent: true},
-				"land":       {Title: "Land jobs", Destructive: &no},
-				"cleanup":    {Title: "Clean up job", Destructive: &yes, Idempotent: true},
-				"engines":    {Title: "List engines", ReadOnly: true, Idempotent: true},
-				"profiles":   {Title: "Model profiles", Destructive: &yes, Idempotent: true},
+				"start":      {Destructive: &no},
+				"start_many": {Destructive: &no},
+				"wait":       {ReadOnly: true, Idempotent: true},
+				"status":     {ReadOnly: true, Idempotent: true},
+				"result":     {ReadOnly: true, Idempotent: true},
+				"reply":      {Destructive: &no},
+				"steer":      {Destructive: &no},
+				"stop":       {Destructive: &yes, Idempotent: true},
+				"land":       {Destructive: &no},
+				"cleanup":    {Destructive: &yes, Idempotent: true},
+				"engines":    {ReadOnly: true, Idempotent: true},
+				"profiles":   {Destructive: &yes, Idempotent: true},
+				"step":       {Destructive: &no},
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("tools and annotations (-want +got):\n%s", diff)

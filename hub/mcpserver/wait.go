@@ -29,8 +29,8 @@ const (
 func addWait(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "wait",
-		Description: "Block until all jobs end or need input, or timeout.",
-		Annotations: annotate("Wait for jobs", protocol.MethodJobWait),
+		Description: "Block until the jobs end or need input.",
+		Annotations: annotate("", protocol.MethodJobWait),
 	}, s.wait)
 }
 

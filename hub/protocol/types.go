@@ -317,7 +317,7 @@ type JobStatus struct {
 // (by the supervisor itself, or anyone): what its real state shows, and
 // where the claim and the state disagree.
 type StepParams struct {
-	Title string `json:"title"` // the step in a few words (required)
+	Title string `json:"title,omitempty"` // the step in a few words (default: the claim's first sentence)
 	Claim string `json:"claim"` // what you say the step did, as statements to check (required)
 	Repo  string `json:"repo"`  // the repository (required; the CLI and MCP server default it to their directory)
 	// Since is the commit the step started from (default HEAD: the

@@ -1146,8 +1146,8 @@ export interface SummaryResult {
 
 /** StepParams asks for an account of a step of work done in a repository (by the supervisor itself, or anyone): what its real state shows, and where the claim and the state disagree. */
 export interface StepParams {
-  /** the step in a few words (required) */
-  title: string;
+  /** the step in a few words (default: the claim's first sentence) */
+  title?: string;
   /** what you say the step did, as statements to check (required) */
   claim: string;
   /** the repository (required; the CLI and MCP server default it to their directory) */
