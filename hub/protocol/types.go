@@ -318,8 +318,8 @@ type JobStatus struct {
 // where the claim and the state disagree.
 type StepParams struct {
 	Title string `json:"title,omitempty"` // the step in a few words (default: the claim's first sentence)
-	Claim string `json:"claim"` // what you say the step did, as statements to check (required)
-	Repo  string `json:"repo"`  // the repository (required; the CLI and MCP server default it to their directory)
+	Claim string `json:"claim"`           // what you say the step did, as statements to check (required)
+	Repo  string `json:"repo"`            // the repository, absolute (required; hub step defaults it to its directory)
 	// Since is the commit the step started from (default HEAD: the
 	// uncommitted work only).
 	Since string `json:"since,omitempty"`

@@ -1150,7 +1150,7 @@ export interface StepParams {
   title?: string;
   /** what you say the step did, as statements to check (required) */
   claim: string;
-  /** the repository (required; the CLI and MCP server default it to their directory) */
+  /** the repository, absolute (required; hub step defaults it to its directory) */
   repo: string;
   /** Since is the commit the step started from (default HEAD: the uncommitted work only). */
   since?: string;
