@@ -88,6 +88,9 @@ func (s *Server) reviewItem(ctx context.Context, j *store.Job) protocol.ReviewIt
 			}
 		}
 		it.Risks = job.Risks(ev.Files, params.Files, patch)
+		if len(ev.Observed.RefChanges) > 0 {
+			it.Risks = append(it.Risks, job.RiskRefs)
+		}
 	}
 	it.Next = view.Next(it)
 	return it

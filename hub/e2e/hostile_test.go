@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -236,6 +237,10 @@ func testHostileWorker(t *testing.T, mech string) {
 				if !strings.Contains(alerts, want) || !strings.Contains(res.Full, want) {
 					t.Errorf("%q is not in the status's alerts or the full result:\nalerts:\n%s\nfull:\n%s", want, alerts, res.Full)
 				}
+			}
+			rv := hubtest.Call[protocol.ReviewResult](t, ctx, c, protocol.MethodJobReview, protocol.ReviewParams{IDs: []string{r.ID}})
+			if len(rv.Jobs) != 1 || !slices.Contains(rv.Jobs[0].Risks, "refs-moved") || !strings.HasPrefix(rv.Jobs[0].Next, "put back what moved") {
+				t.Errorf("the review packet does not flag the moved refs: %+v", rv.Jobs)
 			}
 			if !strings.Contains(res.Summary, "⚠ ") || !strings.Contains(res.Summary, "stash") && !strings.Contains(res.Summary, "⚠ +") {
 				t.Errorf("the summary does not name what moved:\n%s", res.Summary)

@@ -20,6 +20,9 @@ const (
 	RiskLockfile    = "lockfile"
 	RiskCI          = "ci"
 	RiskSecret      = "secret" // an added line that looks like a credential
+	// RiskRefs: refs of the user's repository moved while the job ran, or
+	// its stash was taken (view.Alerts says which, and how to put them back).
+	RiskRefs = "refs-moved"
 )
 
 // lockfiles are the dependency lockfiles a job rarely has reason to change.

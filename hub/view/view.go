@@ -440,6 +440,8 @@ func Next(it protocol.ReviewItem) string {
 		return "land it or " + it.Conflicts[0].With + "; resolve the other"
 	case slices.Contains(it.Risks, "secret"):
 		return "remove the secret first"
+	case slices.Contains(it.Risks, "refs-moved"):
+		return "put back what moved (hub result " + it.ID + "), then land"
 	case len(it.Risks) > 0 || it.Rubric == "needs_revision":
 		return "review the diff, then land"
 	}
