@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/gofrs/flock"
+
+	"github.com/hub-agents/hub/internal/atomicfile"
 )
 
 // Key sources.
@@ -86,7 +88,7 @@ func (s Store) SetKey(name, value string) error {
 	if !replaced {
 		fmt.Fprintf(&out, "%s=%s\n", name, value)
 	}
-	return writeFileAtomic(s.EnvFile(), out.Bytes(), 0o600)
+	return atomicfile.Write(s.EnvFile(), out.Bytes(), 0o600)
 }
 
 // readEnvFile parses the env file; one readable by others is refused.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/hub-agents/hub/internal/atomicfile"
 	"github.com/hub-agents/hub/internal/strictjson"
 )
 
@@ -198,7 +199,7 @@ func (s Store) write(f *file) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.path(), append(b, '\n'), 0o600)
+	return atomicfile.Write(s.path(), append(b, '\n'), 0o600)
 }
 
 // update runs fn on the file under the lock and writes the result.
@@ -321,30 +322,4 @@ func (s Store) SetDefault(name string) error {
 		f.Default = name
 		return nil
 	})
-}
-
-// writeFileAtomic writes path through a temporary file and a rename, so a
-// reader never sees half a file.
-func writeFileAtomic(path string, b []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
