@@ -98,7 +98,8 @@ type Source struct {
 	Store   Store
 	Profile string
 	HTTP    *http.Client // default http.DefaultClient
-	// OnToken, if set, hears of every new secret value (to redact it).
+	// OnToken, if set, hears of the secrets of every tokens it hands out
+	// anew, the first ones included (to redact them).
 	OnToken func(values ...string)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -143,9 +144,9 @@ func (s *Source) Token(ctx context.Context, force bool) (Tokens, error) {
 		if err := s.Store.Save(s.Profile, t); err != nil {
 			return Tokens{}, fmt.Errorf("store the refreshed token of %s: %w", s.Profile, err)
 		}
-		if s.OnToken != nil {
-			s.OnToken(t.values()...)
-		}
+	}
+	if s.OnToken != nil && t.AccessToken != s.cur.AccessToken {
+		s.OnToken(t.values()...)
 	}
 	s.cur = t
 	return t, nil
