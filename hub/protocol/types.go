@@ -739,7 +739,7 @@ type ProfileInfo struct {
 	// LoginURL is a login provider's server (copilot, chatgpt): a GitHub Enterprise host, or a test's.
 	LoginURL string `json:"login_url,omitempty"`
 	BuiltIn  bool   `json:"built_in,omitempty"`
-	Default       bool     `json:"default,omitempty"`
+	Default  bool   `json:"default,omitempty"`
 	// Key says where the key comes from: environment, env file, login, not needed, or missing.
 	Key string `json:"key,omitempty"`
 }
