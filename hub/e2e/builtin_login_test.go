@@ -370,3 +370,59 @@ func TestBuiltinMCPLogin(t *testing.T) {
 		t.Fatal("a login started that nobody could see the code of")
 	}
 }
+
+// TestBuiltinChatGPTLoginRunsDemo: a chatgpt profile logged in by the
+// device flow (user code, authorization code and PKCE verifier, token
+// exchange) runs the demo through the Responses API client, each request
+// carrying the ChatGPT access token and the account id from the id token.
+func TestBuiltinChatGPTLoginRunsDemo(t *testing.T) {
+	ctx := hubtest.Deadline(t, 120*time.Second)
+	sc, err := demo.Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := scripted.New(nil)
+	if err := model.SetScript("", sc); err != nil {
+		t.Fatal(err)
+	}
+	if err := model.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { model.Close() })
+	lw := newLoginWorld(t, &oauthtest.Server{AccountID: "acct-e2e"})
+	st := profile.Store{Dir: lw.hubConfigDir()}
+	if err := st.Set(profile.Profile{Name: "cg", Provider: profile.ChatGPT, Model: "gpt-5-codex", LoginURL: lw.login.URL(), BaseURL: model.URL() + "/v1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.SetDefault("cg"); err != nil { // the engine is available when the default profile is
+		t.Fatal(err)
+	}
+	lw.login.Auto = func(poll int) string { return oauthtest.Approve }
+	c := lw.connect(ctx)
+	l := lw.startCLILogin(ctx, "cg")
+	if !strings.Contains(l.shown, lw.login.URL()+"/codex/device") {
+		t.Fatalf("the login did not show the verification address: %q", l.shown)
+	}
+	if code := l.wait(t); code != 0 {
+		t.Fatalf("hub profile login exited %d: %s %s", code, l.out.String(), l.stderr.String())
+	}
+	lw.noSecrets("hub profile login's output", l.shown+l.out.String()+l.stderr.String())
+	repo := hubtest.Repo(t, filepath.Join(t.TempDir(), "demo"), demo.Files)
+	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: demo.Task, Repo: repo,
+		Engine: "builtin", Profile: "cg", Verify: demo.Verify, DefinitionOfDone: demo.DefinitionOfDone})
+	b := &builtinWorld{world: lw.world, c: c}
+	if st := b.waitEnd(ctx, r.ID); st.State != protocol.StateSucceeded {
+		t.Fatalf("the demo job on the chatgpt profile ended %s: %+v", st.State, st)
+	}
+	access := lw.login.AccessTokens()
+	reqs := model.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the model got no request")
+	}
+	for i, rq := range reqs {
+		if rq.Wire != scripted.WireResponses || rq.Header.Get("Authorization") != "Bearer "+access[len(access)-1] || rq.Header.Get("ChatGPT-Account-Id") != "acct-e2e" {
+			t.Fatalf("model request %d: wire %s, account %q, carries the access token: %v", i, rq.Wire, rq.Header.Get("ChatGPT-Account-Id"),
+				rq.Header.Get("Authorization") == "Bearer "+access[len(access)-1])
+		}
+	}
+}
