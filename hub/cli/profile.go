@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -231,16 +232,20 @@ hub prints an address and a code: open the address in a browser, sign in, and en
 The daemon polls the provider and stores the tokens in hub's config directory (logins/NAME.json,
 mode 0600); they are refreshed before they expire and never shown. A second login of the same
 profile replaces one that still waits. Exit status 0 once logged in, 1 when the login was denied,
-expired or failed (the message says what to do next).`,
+expired or failed (the message says what to do next). With --json it prints two JSON lines: the
+login as it starts (verification_uri, user_code) and as it ends (state, detail).`,
 		Args: exactArgs(1, "a profile name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
+			// --json: one line as the login starts (address and code), one as it ends.
+			enc := json.NewEncoder(ios.Out)
+			enc.SetEscapeHTML(false)
 			var res protocol.ProfileLoginResult
 			if err := ios.call(cmd.Context(), protocol.MethodProfileLogin, protocol.ProfileLoginParams{Name: name}, &res); err != nil {
 				return err
 			}
 			if ios.JSON {
-				if err := ios.printJSON(res); err != nil {
+				if err := enc.Encode(res); err != nil {
 					return err
 				}
 			} else {
@@ -251,7 +256,7 @@ expired or failed (the message says what to do next).`,
 				return fmt.Errorf("lost the daemon while waiting for the login (%w); run hub profile login %s again", err, name)
 			}
 			if ios.JSON {
-				if err := ios.printJSON(res); err != nil {
+				if err := enc.Encode(res); err != nil {
 					return err
 				}
 			} else if res.State == protocol.LoginDone {

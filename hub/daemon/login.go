@@ -71,8 +71,8 @@ func (s *Server) ProfileLogin(ctx context.Context, p protocol.ProfileLoginParams
 		return nil, profileErr(err)
 	}
 	if !pr.LogsIn() {
-		return nil, invalid("name", "store a key with hub profile set "+pr.Name+" --key-stdin",
-			"profile %s (%s) uses a key, not a login; only %s and %s profiles log in", pr.Name, pr.Provider, profile.Copilot, profile.ChatGPT)
+		return nil, invalid("name", "make one with hub profile set NAME --provider copilot --model gpt-4.1, then hub profile login NAME",
+			"profile %s (%s) does not log in; only %s and %s profiles do", pr.Name, pr.Provider, profile.Copilot, profile.ChatGPT)
 	}
 	switch {
 	case p.Cancel:

@@ -302,7 +302,7 @@ func TestBuiltinLoginOutcomes(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, errOut, code := lw.hubRun("profile", "login", "keyed")
-	if code == 0 || !strings.Contains(errOut, "uses a key, not a login") {
+	if code == 0 || !strings.Contains(errOut, "does not log in") {
 		t.Fatalf("login of a key profile exited %d: %q", code, errOut)
 	}
 }
