@@ -142,7 +142,7 @@ func (s *Server) runLogin(ctx context.Context, st profile.Store, pr profile.Prof
 	case errors.Is(err, oauth.ErrExpired), errors.Is(err, context.DeadlineExceeded):
 		state, detail = protocol.LoginExpired, fmt.Sprintf("the code expired before it was entered; run hub profile login %s again and enter the new code at %s", pr.Name, f.flow.VerificationURI)
 	case errors.Is(err, context.Canceled):
-		state, detail = protocol.LoginCancelled, "the daemon stopped during the login; nothing was stored"
+		state, detail = protocol.LoginCancelled, fmt.Sprintf("the daemon stopped during the login; nothing was stored: run hub profile login %s again", pr.Name)
 	}
 	s.logins.mu.Lock()
 	f.end(state, detail)
@@ -173,4 +173,14 @@ func (s *Server) waitLogin(ctx context.Context, pr profile.Profile, timeoutS flo
 	s.logins.mu.Lock()
 	defer s.logins.mu.Unlock()
 	return f.result()
+}
+
+// endLogins ends every login that waits, as the daemon stops: its waiters
+// hear so at once rather than hold the shutdown up.
+func (s *Server) endLogins() {
+	s.logins.mu.Lock()
+	defer s.logins.mu.Unlock()
+	for name, f := range s.logins.m {
+		f.end(protocol.LoginCancelled, fmt.Sprintf("the daemon stopped during the login; nothing was stored: run hub profile login %s again", name))
+	}
 }

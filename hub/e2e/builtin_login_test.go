@@ -297,6 +297,31 @@ func TestBuiltinLoginOutcomes(t *testing.T) {
 	}
 	lw.noSecrets("provider status", out)
 
+	// The daemon stops while a login waits: the login ends at once, saying
+	// so, and nothing is stored; the next daemon knows of no login under way.
+	before, _ := os.ReadFile(filepath.Join(lw.hubConfigDir(), "logins", "cp.json"))
+	l = lw.startCLILogin(ctx, "cp")
+	start := time.Now()
+	if out, errOut, code := lw.hubRun("shutdown"); code != 0 {
+		t.Fatalf("shutdown exited %d: %s %s", code, out, errOut)
+	}
+	if code := l.wait(t); code != 1 || !strings.Contains(l.stderr.String(), "the daemon stopped during the login") ||
+		!strings.Contains(l.stderr.String(), "hub profile login cp again") {
+		t.Fatalf("a login cut by the daemon's stop exited %d: %q", code, l.stderr.String())
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("the stop took %v with a login waiting", d)
+	}
+	lw.login.Decide(l.code, oauthtest.Approve)
+	after, _ := os.ReadFile(filepath.Join(lw.hubConfigDir(), "logins", "cp.json"))
+	if !bytes.Equal(before, after) {
+		t.Fatal("the cut login changed the stored tokens")
+	}
+	out, _, code = lw.hubRun("--json", "provider", "status", "cp")
+	if code != 0 || strings.Contains(out, `"login": "pending"`) {
+		t.Fatalf("after the restart, provider status exited %d: %s", code, out)
+	}
+
 	st := profile.Store{Dir: lw.hubConfigDir()}
 	if err := st.Set(profile.Profile{Name: "keyed", Provider: profile.OpenAI, Model: "m"}); err != nil {
 		t.Fatal(err)
