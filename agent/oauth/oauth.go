@@ -178,7 +178,7 @@ func (f *Flow) startGitHub(ctx context.Context) error {
 	}
 	f.deviceCode, f.UserCode, f.VerificationURI = r.DeviceCode, r.UserCode, r.VerificationURI
 	f.Interval = 5 * time.Second
-	if d, ok := seconds(r.Interval); ok {
+	if d, ok := seconds(r.Interval); ok && d > 0 {
 		f.Interval = d
 	}
 	exp := 15 * time.Minute
@@ -209,7 +209,7 @@ func (f *Flow) startChatGPT(ctx context.Context) error {
 	f.deviceAuthID, f.UserCode = r.DeviceAuthID, r.UserCode
 	f.VerificationURI = f.root + "/codex/device"
 	f.Interval = 5 * time.Second
-	if d, ok := seconds(r.Interval); ok {
+	if d, ok := seconds(r.Interval); ok && d > 0 {
 		f.Interval = d
 	}
 	// The server gives no lifetime; Codex gives up after 15 minutes.

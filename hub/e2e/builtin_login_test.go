@@ -241,6 +241,21 @@ func TestBuiltinCopilotLoginRunsDemo(t *testing.T) {
 	lw.noSecrets("the job's result", string(rb))
 	eb, _ := json.Marshal(b.events(ctx, r.ID))
 	lw.noSecrets("the job's journal", string(eb))
+	// Nor does any file hub wrote, but the token file: logs, the store,
+	// the job's records, the worktree.
+	lw.env.Shutdown(t)
+	for _, root := range []string{lw.env.Home, lw.hubConfigDir(), repo} {
+		filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || filepath.Dir(p) == filepath.Dir(tokPath) {
+				return nil
+			}
+			b, err := os.ReadFile(p)
+			if err == nil {
+				lw.noSecrets(p, string(b))
+			}
+			return nil
+		})
+	}
 }
 
 func contains(list []string, s string) bool {
@@ -356,7 +371,12 @@ func TestBuiltinMCPLogin(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cs.Close() })
-	res := callTool(t, ctx, cs, "profiles", map[string]any{"action": "login", "name": "cp"})
+	// Setting a login profile asks for no key; it says to log in.
+	res := callTool(t, ctx, cs, "profiles", map[string]any{"action": "set", "name": "cp2", "provider": "copilot", "model": "gpt-4.1"})
+	if len(asked) != 0 || !strings.Contains(contentText(res), "action=login name=cp2") {
+		t.Fatalf("set of a copilot profile: asked %q, answered %q", asked, contentText(res))
+	}
+	res = callTool(t, ctx, cs, "profiles", map[string]any{"action": "login", "name": "cp"})
 	if res.IsError || !strings.Contains(contentText(res), "logged in") {
 		t.Fatalf("login: %q", contentText(res))
 	}

@@ -109,6 +109,10 @@ func (s *Server) setProfile(ctx context.Context, req *mcp.CallToolRequest, in pr
 	if saved.Key != "missing" || p.Key != "" {
 		return nil, nil
 	}
+	if saved.KeyEnv == "" { // a copilot or chatgpt profile: it logs in, it takes no key
+		return text("Profile %s is saved and needs a login: call profiles with action=login name=%s (it shows the user a code to enter; never ask them for a token here).",
+			saved.Name, saved.Name), nil
+	}
 	if !canElicit(req) {
 		return text("Profile %s is saved but has no key (%s). Your client cannot ask the user for it: ask them to run `hub profile set %s --key-stdin` in a terminal, or to export %s where hub runs. Never ask them to paste the key here.",
 			saved.Name, saved.KeyEnv, saved.Name, saved.KeyEnv), nil
