@@ -141,8 +141,8 @@ func (lw *loginWorld) noSecrets(what, text string) {
 // daemon stores the tokens (0600); `hub provider status` and `hub profile
 // list` show the login and no token; the demo delegation then runs on the
 // logged-in profile against the scripted model playing the demo script. The
-// Copilot token is due for refresh by then, so the worker fetches a fresh
-// one before its first model call (stored, 0600), and every model request
+// Copilot tokens are always due for refresh, so the worker fetches a fresh
+// one before its model calls (stored, 0600), and every model request
 // carries a Copilot token, never the GitHub token.
 func TestBuiltinCopilotLoginRunsDemo(t *testing.T) {
 	ctx := hubtest.Deadline(t, 120*time.Second)
@@ -158,7 +158,9 @@ func TestBuiltinCopilotLoginRunsDemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { model.Close() })
-	lw := newLoginWorld(t, &oauthtest.Server{APIBase: model.URL() + "/v1", RefreshIn: time.Second})
+	// Each Copilot token lives 30 s: always within the minute before its
+	// expiry, when the worker fetches a new one.
+	lw := newLoginWorld(t, &oauthtest.Server{APIBase: model.URL() + "/v1", CopilotTTL: 30 * time.Second})
 	lw.login.Auto = func(poll int) string {
 		if poll >= 3 {
 			return oauthtest.Approve
@@ -197,7 +199,6 @@ func TestBuiltinCopilotLoginRunsDemo(t *testing.T) {
 		t.Fatalf("profile list does not show the login: %s", out)
 	}
 
-	time.Sleep(1100 * time.Millisecond) // past refresh_in
 	repo := hubtest.Repo(t, filepath.Join(t.TempDir(), "demo"), demo.Files)
 	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: demo.Task, Repo: repo,
 		Engine: "builtin", Profile: "cp", Verify: demo.Verify, DefinitionOfDone: demo.DefinitionOfDone})
