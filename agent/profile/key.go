@@ -30,11 +30,15 @@ func (s Store) Key(p Profile) (key, source string, err error) {
 	if p.LogsIn() {
 		// The token is handed out by an oauth.Source, refreshed as it goes;
 		// here only whether there is a login.
-		if _, err := s.Logins().Load(p.Name); err != nil {
+		t, err := s.Logins().Load(p.Name)
+		if err != nil {
 			if errors.Is(err, oauth.ErrNotLoggedIn) {
 				return "", "", fmt.Errorf("profile %s is not logged in: run `hub profile login %s` in a terminal", p.Name, p.Name)
 			}
 			return "", "", err
+		}
+		if t.Provider != p.Provider || strings.TrimRight(t.LoginURL, "/") != strings.TrimRight(p.LoginURL, "/") {
+			return "", "", fmt.Errorf("profile %s was logged in to another provider or login server than it names now: run `hub profile login %s` again", p.Name, p.Name)
 		}
 		return "", FromLogin, nil
 	}

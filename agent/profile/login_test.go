@@ -2,6 +2,7 @@ package profile_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"strings"
@@ -93,5 +94,18 @@ func TestLoginKeyStatusAndValues(t *testing.T) {
 		if strings.Contains(st.Detail, secret) {
 			t.Error("Check's detail shows a token")
 		}
+	}
+	// The same name on another login server is not logged in there.
+	moved := p
+	moved.LoginURL = "https://github.example.com"
+	if _, _, err := s.Key(moved); err == nil || !strings.Contains(err.Error(), "another provider or login server") {
+		t.Fatalf("Key of the profile moved to another server: %v", err)
+	}
+	// Removing the profile forgets its login.
+	if err := s.Remove("cp"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Logins().Load("cp"); !errors.Is(err, oauth.ErrNotLoggedIn) {
+		t.Fatalf("the login outlived its profile: %v", err)
 	}
 }

@@ -321,7 +321,8 @@ func (s Store) Set(p Profile) error {
 	})
 }
 
-// Remove deletes a profile (and clears the default if it was that one).
+// Remove deletes a profile (and clears the default if it was that one, and
+// forgets its login's tokens).
 func (s Store) Remove(name string) error {
 	if _, ok := builtIn()[name]; ok {
 		return fmt.Errorf("%w: profile %q is built in and cannot be removed", ErrBuiltIn, name)
@@ -334,7 +335,8 @@ func (s Store) Remove(name string) error {
 		if f.Default == name {
 			f.Default = ""
 		}
-		return nil
+		// A login belongs to its profile: a later profile of the same name starts logged out.
+		return s.Logins().Remove(name)
 	})
 }
 

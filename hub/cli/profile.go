@@ -149,7 +149,7 @@ func profileLine(p protocol.ProfileInfo) string {
 func newProfileRemoveCmd(ios *IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "remove NAME",
-		Short: "Remove a profile (its key stays in the env file)",
+		Short: "Remove a profile (its key stays in the env file; its login's tokens are removed)",
 		Args:  exactArgs(1, "a profile name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var res protocol.ProfileListResult
