@@ -246,6 +246,7 @@ func (s *Source) Authorize(ctx context.Context, h http.Header, retry bool) error
 		if t.AccountID != "" {
 			h.Set("ChatGPT-Account-Id", t.AccountID)
 		}
+		h.Set("OpenAI-Beta", "responses=experimental")
 	}
 	return nil
 }
