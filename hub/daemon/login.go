@@ -122,7 +122,10 @@ func (s *Server) runLogin(ctx context.Context, st profile.Store, pr profile.Prof
 			s.logins.mu.Unlock()
 			return
 		}
-		err = oauth.Finish(ctx, nil, st.Logins(), pr.Name, pr.LoginURL, tok)
+		// Under the lock, so a newer login cannot begin meanwhile; bounded.
+		fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err = oauth.Finish(fctx, nil, st.Logins(), pr.Name, pr.LoginURL, tok)
+		cancel()
 		if err == nil {
 			what := "GitHub Copilot"
 			if pr.Provider == profile.ChatGPT {
