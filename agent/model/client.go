@@ -38,6 +38,7 @@ var DefaultBaseURL = map[string]string{
 	Anthropic: "https://api.anthropic.com/v1",
 	Ollama:    "http://127.0.0.1:11434/v1",
 	Gemini:    "https://generativelanguage.googleapis.com",
+	Responses: ChatGPTBaseURL,
 }
 
 // Options build a Client.
@@ -57,6 +58,16 @@ type Options struct {
 	ContextWindow int
 	// Retry tunes retries (nil: defaults).
 	Retry *Retry
+	// Auth, if set, gives each request its credentials in place of Key (a
+	// login's token, fresh at each call); after a 401 it is asked once for
+	// a fresh one and the request goes again.
+	Auth Authorizer
+}
+
+// Authorizer sets a request's credentials. retry is true after the API
+// refused the last ones.
+type Authorizer interface {
+	Authorize(ctx context.Context, h http.Header, retry bool) error
 }
 
 // Client calls a model. It is safe for concurrent use.
@@ -78,7 +89,7 @@ func New(o Options) (*Client, error) {
 			"pick the gemini engine for a gemini profile, or make an openai profile with base URL https://generativelanguage.googleapis.com/v1beta/openai")
 	}
 	if _, ok := DefaultBaseURL[o.Provider]; !ok {
-		return nil, fmt.Errorf("unknown provider %q; use openai (any OpenAI-compatible endpoint), anthropic or ollama", o.Provider)
+		return nil, fmt.Errorf("unknown provider %q; use openai (any OpenAI-compatible endpoint), anthropic, ollama or responses", o.Provider)
 	}
 	if len(o.Models) == 0 || strings.TrimSpace(o.Models[0]) == "" {
 		return nil, errors.New("no model named; set the profile's model")
@@ -91,6 +102,8 @@ func New(o Options) (*Client, error) {
 	switch {
 	case key == "" && o.Provider == Ollama:
 		key = "ollama" // Ollama ignores it; langchaingo insists on one
+	case key == "" && o.Auth != nil:
+		key = "login" // replaced on every request by Auth
 	case key == "":
 		return nil, fmt.Errorf("provider %s needs an API key; put it in the environment or in hub's env file (hub profile set --key-stdin)", o.Provider)
 	}
@@ -109,6 +122,9 @@ func New(o Options) (*Client, error) {
 		rt = &Retry{}
 	}
 	hc := &http.Client{Transport: rt}
+	if o.Auth != nil {
+		hc.Transport = authTransport{base: rt, auth: o.Auth}
+	}
 	c := &Client{provider: o.Provider, models: o.Models, maxTokens: o.MaxTokens, prices: o.Prices,
 		free: o.Free || o.Provider == Ollama, window: o.ContextWindow}
 	for _, m := range o.Models {
@@ -119,6 +135,8 @@ func New(o Options) (*Client, error) {
 		switch o.Provider {
 		case Anthropic:
 			l, err = anthropic.New(anthropic.WithToken(key), anthropic.WithBaseURL(base), anthropic.WithModel(m), anthropic.WithHTTPClient(hc))
+		case Responses:
+			l = &responsesLLM{hc: hc, base: base, key: key, model: m}
 		default:
 			l, err = openai.New(openai.WithToken(key), openai.WithBaseURL(base), openai.WithModel(m), openai.WithHTTPClient(hc))
 		}

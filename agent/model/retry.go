@@ -176,3 +176,33 @@ func retryAfter(v string) time.Duration {
 	}
 	return 0
 }
+
+// authTransport sets each request's credentials from an Authorizer, and
+// after a 401 asks it for fresh ones and sends the request once more.
+type authTransport struct {
+	base http.RoundTripper
+	auth Authorizer
+}
+
+func (a authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	if err := a.auth.Authorize(req.Context(), r.Header, false); err != nil {
+		return nil, err
+	}
+	resp, err := a.base.RoundTrip(r)
+	if err != nil || resp.StatusCode != http.StatusUnauthorized || (req.Body != nil && req.GetBody == nil) {
+		return resp, err
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, maxBody))
+	resp.Body.Close()
+	r = req.Clone(req.Context())
+	if req.GetBody != nil {
+		if r.Body, err = req.GetBody(); err != nil {
+			return nil, fmt.Errorf("model call: rewind the request body: %w", err)
+		}
+	}
+	if err := a.auth.Authorize(req.Context(), r.Header, true); err != nil {
+		return nil, err
+	}
+	return a.base.RoundTrip(r)
+}

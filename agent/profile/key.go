@@ -9,6 +9,9 @@ import (
 	"strings"
 
 	"github.com/gofrs/flock"
+
+	"github.com/hub-agents/hub/agent/oauth"
+	"github.com/hub-agents/hub/internal/atomicfile"
 )
 
 // Key sources.
@@ -16,12 +19,29 @@ const (
 	FromEnv     = "environment"
 	FromEnvFile = "env file"
 	NotNeeded   = "not needed"
+	// FromLogin is a device-flow login's tokens (hub profile login).
+	FromLogin = "login"
 )
 
 // Key returns the profile's key and where it came from: the environment
 // first, then the env file. A missing key that the provider needs is an
 // error that says how to add one.
 func (s Store) Key(p Profile) (key, source string, err error) {
+	if p.LogsIn() {
+		// The token is handed out by an oauth.Source, refreshed as it goes;
+		// here only whether there is a login.
+		t, err := s.Logins().Load(p.Name)
+		if err != nil {
+			if errors.Is(err, oauth.ErrNotLoggedIn) {
+				return "", "", fmt.Errorf("profile %s is not logged in: run `hub profile login %s` in a terminal", p.Name, p.Name)
+			}
+			return "", "", err
+		}
+		if t.Provider != p.Provider || strings.TrimRight(t.LoginURL, "/") != strings.TrimRight(p.LoginURL, "/") {
+			return "", "", fmt.Errorf("profile %s was logged in to another provider or login server than it names now: run `hub profile login %s` again", p.Name, p.Name)
+		}
+		return "", FromLogin, nil
+	}
 	name := p.KeyName()
 	if name == "" {
 		return "", NotNeeded, nil
@@ -86,7 +106,7 @@ func (s Store) SetKey(name, value string) error {
 	if !replaced {
 		fmt.Fprintf(&out, "%s=%s\n", name, value)
 	}
-	return writeFileAtomic(s.EnvFile(), out.Bytes(), 0o600)
+	return atomicfile.Write(s.EnvFile(), out.Bytes(), 0o600)
 }
 
 // readEnvFile parses the env file; one readable by others is refused.
@@ -141,7 +161,8 @@ func parseEnvLine(line string) (k, v string, ok bool) {
 }
 
 // KeyValues returns every key value this store can reach: each profile's key
-// (from the environment or the env file) and every value in the env file.
+// (from the environment or the env file), every value in the env file and
+// every login token.
 // It exists so hub can redact them by value from what it stores and shows;
 // a caller must never print, log or pass on what it returns. What cannot be
 // read is skipped: redacting less is better than failing a job. An env file
@@ -156,6 +177,7 @@ func (s Store) KeyValues() []string {
 			}
 		}
 	}
+	out = append(out, s.Logins().Values()...)
 	ps, _, err := s.List()
 	if err != nil {
 		return out

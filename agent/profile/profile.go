@@ -19,6 +19,8 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/hub-agents/hub/agent/oauth"
+	"github.com/hub-agents/hub/internal/atomicfile"
 	"github.com/hub-agents/hub/internal/strictjson"
 )
 
@@ -30,10 +32,14 @@ const (
 	Ollama    = "ollama"
 	Gemini    = "gemini"
 	Scripted  = "scripted"
+	// Copilot and ChatGPT are subscriptions reached by a device-flow login
+	// (hub profile login), not a key.
+	Copilot = oauth.Copilot
+	ChatGPT = oauth.ChatGPT
 )
 
 // Providers lists them for messages.
-var Providers = []string{OpenAI, Anthropic, Gemini, Ollama, Scripted}
+var Providers = []string{OpenAI, Anthropic, Gemini, Ollama, Scripted, Copilot, ChatGPT}
 
 // Demo is the built-in profile: the embedded scripted model of `hub demo`.
 const Demo = "demo"
@@ -52,6 +58,9 @@ type Profile struct {
 	ContextWindow int    `json:"context_window,omitempty"`
 	// Script is the scripted provider's script: a JSON file, or "demo" for the embedded one.
 	Script string `json:"script,omitempty"`
+	// LoginURL is a login provider's server (default https://github.com or
+	// https://auth.openai.com): a GitHub Enterprise host, or a test's.
+	LoginURL string `json:"login_url,omitempty"`
 	// BuiltIn marks a profile that ships with hub (not in the file).
 	BuiltIn bool `json:"built_in,omitempty"`
 }
@@ -71,6 +80,10 @@ func (p Profile) KeyName() string {
 	}
 	return ""
 }
+
+// LogsIn reports whether the profile's credentials come from a device-flow
+// login (hub profile login) rather than a key.
+func (p Profile) LogsIn() bool { return oauth.Supported(p.Provider) }
 
 // NeedsKey reports whether the provider refuses calls without a key.
 func (p Profile) NeedsKey() bool {
@@ -106,7 +119,7 @@ func (p Profile) validate() error {
 		return fmt.Errorf("profile name %q: use 1-40 lower-case letters, digits, '.', '_' or '-'", p.Name)
 	}
 	switch p.Provider {
-	case OpenAI, Anthropic, Gemini, Ollama, Scripted:
+	case OpenAI, Anthropic, Gemini, Ollama, Scripted, Copilot, ChatGPT:
 	case "":
 		return fmt.Errorf("profile %s: name a provider (%s)", p.Name, strings.Join(Providers, ", "))
 	default:
@@ -129,6 +142,18 @@ func (p Profile) validate() error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return fmt.Errorf("profile %s: base URL %q is not an http(s) URL; pass something like https://api.example.com/v1", p.Name, p.BaseURL)
 		}
+	}
+	if p.LoginURL != "" {
+		u, err := url.Parse(p.LoginURL)
+		if !p.LogsIn() {
+			return fmt.Errorf("profile %s: a login URL is for the %s and %s providers, which log in; drop it", p.Name, Copilot, ChatGPT)
+		}
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("profile %s: login URL %q is not an http(s) URL; pass the login server's root, e.g. https://github.example.com", p.Name, p.LoginURL)
+		}
+	}
+	if p.LogsIn() && p.KeyEnv != "" {
+		return fmt.Errorf("profile %s: provider %s logs in (hub profile login %s) and takes no key variable; drop key_env", p.Name, p.Provider, p.Name)
 	}
 	if p.KeyEnv != "" && !envRe.MatchString(p.KeyEnv) {
 		return fmt.Errorf("profile %s: key variable %q is not a valid environment variable name", p.Name, p.KeyEnv)
@@ -164,6 +189,9 @@ type file struct {
 func (s Store) path() string    { return filepath.Join(s.Dir, "profiles.json") }
 func (s Store) EnvFile() string { return filepath.Join(s.Dir, "env") }
 
+// Logins is where the device-flow logins' tokens are kept.
+func (s Store) Logins() oauth.Store { return oauth.Store{Dir: s.Dir} }
+
 func (s Store) read() (*file, error) {
 	f := &file{Profiles: map[string]Profile{}}
 	b, err := os.ReadFile(s.path())
@@ -198,7 +226,7 @@ func (s Store) write(f *file) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.path(), append(b, '\n'), 0o600)
+	return atomicfile.Write(s.path(), append(b, '\n'), 0o600)
 }
 
 // update runs fn on the file under the lock and writes the result.
@@ -293,7 +321,8 @@ func (s Store) Set(p Profile) error {
 	})
 }
 
-// Remove deletes a profile (and clears the default if it was that one).
+// Remove deletes a profile (and clears the default if it was that one, and
+// forgets its login's tokens).
 func (s Store) Remove(name string) error {
 	if _, ok := builtIn()[name]; ok {
 		return fmt.Errorf("%w: profile %q is built in and cannot be removed", ErrBuiltIn, name)
@@ -306,7 +335,8 @@ func (s Store) Remove(name string) error {
 		if f.Default == name {
 			f.Default = ""
 		}
-		return nil
+		// A login belongs to its profile: a later profile of the same name starts logged out.
+		return s.Logins().Remove(name)
 	})
 }
 
@@ -321,30 +351,4 @@ func (s Store) SetDefault(name string) error {
 		f.Default = name
 		return nil
 	})
-}
-
-// writeFileAtomic writes path through a temporary file and a rename, so a
-// reader never sees half a file.
-func writeFileAtomic(path string, b []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/hub-agents/hub/agent/oauth"
 )
 
 // Status says whether a profile can be used from here.
@@ -17,7 +19,15 @@ type Status struct {
 	// Reachable is true when the endpoint answered (and accepted the key).
 	Reachable bool   `json:"reachable"`
 	Detail    string `json:"detail"`
+	// Login is a login provider's state: LoggedIn or NeedsLogin.
+	Login string `json:"login,omitempty"`
 }
+
+// Login states.
+const (
+	LoggedIn   = "logged in"
+	NeedsLogin = "needs login"
+)
 
 // Usable is true when the profile has what it needs and its endpoint answers.
 func (s Status) Usable() bool { return s.Reachable && (s.KeySource != "" || !s.Profile.NeedsKey()) }
@@ -30,9 +40,15 @@ func (s Store) Check(ctx context.Context, p Profile, hc *http.Client, baseURL fu
 	key, src, err := s.Key(p)
 	if err != nil {
 		st.Detail = err.Error()
+		if p.LogsIn() {
+			st.Login = NeedsLogin
+		}
 		return st
 	}
 	st.KeySource = src
+	if p.LogsIn() {
+		return s.checkLogin(ctx, p, hc, st)
+	}
 	if p.Provider == Scripted {
 		st.Reachable, st.Detail = true, "scripted model, played inside each job; no key, no network"
 		return st
@@ -85,6 +101,29 @@ func (s Store) Check(ctx context.Context, p Profile, hc *http.Client, baseURL fu
 	default:
 		st.Reachable = true
 		st.Detail = fmt.Sprintf("%s answered HTTP %d", base, resp.StatusCode)
+	}
+	return st
+}
+
+// checkLogin reports a login: it makes sure the access token is good,
+// refreshing it (and storing the new one) when due, which spends nothing.
+func (s Store) checkLogin(ctx context.Context, p Profile, hc *http.Client, st Status) Status {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	src := &oauth.Source{Store: s.Logins(), Profile: p.Name, HTTP: hc}
+	t, err := src.Token(ctx, false)
+	if err != nil {
+		st.Login, st.Detail = NeedsLogin, err.Error()
+		return st
+	}
+	st.Login, st.Reachable = LoggedIn, true
+	what := "GitHub Copilot"
+	if p.Provider == ChatGPT {
+		what = "ChatGPT"
+	}
+	st.Detail = fmt.Sprintf("logged in to %s since %s", what, t.LoggedInAt.Local().Format("2006-01-02 15:04"))
+	if !t.ExpiresAt.IsZero() {
+		st.Detail += fmt.Sprintf("; access token expires in %s, refreshed as needed", time.Until(t.ExpiresAt).Round(time.Minute))
 	}
 	return st
 }

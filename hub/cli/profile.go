@@ -2,9 +2,11 @@ package cli
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -22,7 +24,7 @@ func newProfileCmd(ios *IO) *cobra.Command {
 		Use:   "profile",
 		Short: "Manage the built-in worker's model profiles (provider, endpoint, model, key)",
 	}
-	cmd.AddCommand(newProfileSetCmd(ios), newProfileListCmd(ios), newProfileRemoveCmd(ios), newProfileDefaultCmd(ios))
+	cmd.AddCommand(newProfileSetCmd(ios), newProfileListCmd(ios), newProfileRemoveCmd(ios), newProfileDefaultCmd(ios), newProfileLoginCmd(ios))
 	return cmd
 }
 
@@ -34,7 +36,8 @@ func newProfileSetCmd(ios *IO) *cobra.Command {
 		Long: `Add or replace a model profile for the built-in worker.
 
 Providers: openai (any OpenAI-compatible endpoint: OpenAI, gateways, vLLM, LM Studio; set --base-url),
-anthropic, ollama (a local Ollama through its /v1 endpoint; no key), scripted (plays a script file).
+anthropic, ollama (a local Ollama through its /v1 endpoint; no key), scripted (plays a script file),
+copilot and chatgpt (a GitHub Copilot or ChatGPT subscription: no key; log in with hub profile login NAME).
 The key is read from the environment variable --key-env (default OPENAI_API_KEY or ANTHROPIC_API_KEY),
 or from hub's env file; --key-stdin stores it there (mode 0600). Keys are never put in a worker's environment.`,
 		Args: exactArgs(1, "a profile name"),
@@ -44,7 +47,7 @@ or from hub's env file; --key-stdin stores it there (mode 0600). Keys are never 
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.p.Provider, "provider", "", "openai, anthropic, ollama or scripted")
+	f.StringVar(&o.p.Provider, "provider", "", "openai, anthropic, ollama, scripted, copilot or chatgpt")
 	f.StringVar(&o.p.BaseURL, "base-url", "", "endpoint, e.g. https://openrouter.ai/api/v1 (default: the provider's)")
 	f.StringVar(&o.p.Model, "model", "", "model name")
 	f.StringSliceVar(&o.p.Fallbacks, "fallback", nil, "model to try when the model keeps failing (repeat for more)")
@@ -52,6 +55,7 @@ or from hub's env file; --key-stdin stores it there (mode 0600). Keys are never 
 	f.IntVar(&o.p.MaxTokens, "max-tokens", 0, "cap on each answer in tokens (default 8192)")
 	f.IntVar(&o.p.ContextWindow, "context-window", 0, "the model's context in tokens (default: from the price table, else 32000)")
 	f.StringVar(&o.p.Script, "script", "", "scripted provider: the script file")
+	f.StringVar(&o.p.LoginURL, "login-url", "", "copilot or chatgpt: the login server (default https://github.com or https://auth.openai.com; a GitHub Enterprise host)")
 	f.BoolVar(&o.keyStdin, "key-stdin", false, "read the key from stdin and store it in hub's env file (mode 0600)")
 	f.BoolVar(&o.makeDefault, "default", false, "make it the default profile")
 	return cmd
@@ -127,6 +131,10 @@ func profileLine(p protocol.ProfileInfo) string {
 		parts = append(parts, "script "+p.Script)
 	}
 	switch {
+	case p.Key == "login":
+		parts = append(parts, "logged in")
+	case p.Key == "missing" && p.KeyEnv == "":
+		parts = append(parts, "needs login (hub profile login "+p.Name+")")
 	case p.Key == "missing":
 		parts = append(parts, "key missing ("+p.KeyEnv+")")
 	case p.Key != "" && p.Key != "not needed":
@@ -141,7 +149,7 @@ func profileLine(p protocol.ProfileInfo) string {
 func newProfileRemoveCmd(ios *IO) *cobra.Command {
 	return &cobra.Command{
 		Use:   "remove NAME",
-		Short: "Remove a profile (its key stays in the env file)",
+		Short: "Remove a profile (its key stays in the env file; its login's tokens are removed)",
 		Args:  exactArgs(1, "a profile name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var res protocol.ProfileListResult
@@ -212,4 +220,55 @@ func newProviderCmd(ios *IO) *cobra.Command {
 		},
 	})
 	return cmd
+}
+
+func newProfileLoginCmd(ios *IO) *cobra.Command {
+	return &cobra.Command{
+		Use:   "login NAME",
+		Short: "Log a copilot or chatgpt profile in: shows a code to enter in the browser, then waits",
+		Long: `Log a copilot (GitHub Copilot) or chatgpt (ChatGPT Plus/Pro) profile in by the OAuth device flow.
+
+hub prints an address and a code: open the address in a browser, sign in, and enter the code.
+The daemon polls the provider and stores the tokens in hub's config directory (logins/NAME.json,
+mode 0600); they are refreshed before they expire and never shown. A second login of the same
+profile replaces one that still waits. Exit status 0 once logged in, 1 when the login was denied,
+expired or failed (the message says what to do next). With --json it prints two JSON lines: the
+login as it starts (verification_uri, user_code) and as it ends (state, detail).`,
+		Args: exactArgs(1, "a profile name"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			// --json: one line as the login starts (address and code), one as it ends.
+			enc := json.NewEncoder(ios.Out)
+			enc.SetEscapeHTML(false)
+			var res protocol.ProfileLoginResult
+			if err := ios.call(cmd.Context(), protocol.MethodProfileLogin, protocol.ProfileLoginParams{Name: name}, &res); err != nil {
+				return err
+			}
+			if ios.JSON {
+				if err := enc.Encode(res); err != nil {
+					return err
+				}
+			} else {
+				ios.printf("To log profile %s in, open %s in a browser and enter the code\n\n    %s\n\n(it expires in %s). Waiting for the login…\n",
+					name, res.VerificationURI, res.UserCode, time.Duration(res.ExpiresInS)*time.Second)
+			}
+			if err := ios.call(cmd.Context(), protocol.MethodProfileLogin, protocol.ProfileLoginParams{Name: name, Wait: true}, &res); err != nil {
+				return fmt.Errorf("lost the daemon while waiting for the login (%w); run hub profile login %s again", err, name)
+			}
+			if ios.JSON {
+				if err := enc.Encode(res); err != nil {
+					return err
+				}
+			} else if res.State == protocol.LoginDone {
+				ios.printf("%s\n", res.Detail)
+			}
+			switch res.State {
+			case protocol.LoginDone:
+				return nil
+			case protocol.LoginPending:
+				return withCode(ExitPending, fmt.Errorf("the login still waits; see hub provider status %s", name))
+			}
+			return withCode(ExitError, fmt.Errorf("login %s: %s", res.State, res.Detail))
+		},
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"github.com/spf13/cobra"
 
+	"github.com/hub-agents/hub/agent/oauth/oauthtest"
 	"github.com/hub-agents/hub/hub/cli"
 	"github.com/hub-agents/hub/hub/internal/hubtest"
 )
@@ -27,7 +28,7 @@ func TestScripts(t *testing.T) {
 	bin := hubtest.MustBinary(t)
 	testscript.Run(t, testscript.Params{
 		Dir:  "testdata/script",
-		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": exits, "jsonout": jsonout},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"exits": exits, "jsonout": jsonout, "loginserver": loginserver},
 		Setup: func(env *testscript.Env) error {
 			home := filepath.Join(env.WorkDir, ".hub")
 			env.Setenv("HUB_HOME", home)
@@ -76,6 +77,18 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
+}
+
+// loginserver starts a scripted login server (GitHub's and ChatGPT's
+// device flows) on loopback for the rest of the script, whose users approve
+// every code, and sets $LOGIN_URL to it.
+func loginserver(ts *testscript.TestScript, neg bool, args []string) {
+	s, err := oauthtest.StartWith(&oauthtest.Server{Auto: func(int) string { return oauthtest.Approve }})
+	if err != nil {
+		ts.Fatalf("start the login server: %v", err)
+	}
+	ts.Defer(func() { s.Close() })
+	ts.Setenv("LOGIN_URL", s.URL())
 }
 
 // jsonout fails unless the last command's stdout is JSON: one value, or

@@ -117,6 +117,10 @@ type Server struct {
 
 	forecast   *forecaster
 	forecastCh chan struct{} // a forecast round is due now (a job committed, ended or landed)
+
+	// logins are the device-flow logins; loginCtx ends them with the daemon.
+	logins   logins
+	loginCtx context.Context
 }
 
 // lockWait bounds how long a new daemon waits for one that is going away:
@@ -195,7 +199,8 @@ func Serve(ctx context.Context, o Options) error {
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	s := &Server{o: o, st: st, cancel: cancel, gate: rpc.NewGate(shuttingDown), subs: map[*rpc.Conn]*subscriber{}, changed: make(chan struct{}),
-		pumpCh: make(chan struct{}, 1), schedCh: make(chan struct{}, 1), watching: map[string]bool{}, forecast: newForecaster(), forecastCh: make(chan struct{}, 1)}
+		pumpCh: make(chan struct{}, 1), schedCh: make(chan struct{}, 1), watching: map[string]bool{}, forecast: newForecaster(), forecastCh: make(chan struct{}, 1),
+		logins: logins{m: map[string]*loginFlow{}}, loginCtx: sctx}
 	if s.lastCursor, err = st.LastCursor(sctx); err != nil {
 		return err
 	}

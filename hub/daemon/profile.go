@@ -3,9 +3,11 @@ package daemon
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hub-agents/hub/agent/model"
 	"github.com/hub-agents/hub/agent/profile"
@@ -21,7 +23,7 @@ func (s *Server) profiles() profile.Store { return profile.Store{Dir: s.o.Config
 
 func profileInfo(st profile.Store, p profile.Profile, def string) protocol.ProfileInfo {
 	in := protocol.ProfileInfo{Name: p.Name, Provider: p.Provider, BaseURL: p.BaseURL, Model: p.Model, Fallbacks: p.Fallbacks,
-		KeyEnv: p.KeyName(), MaxTokens: p.MaxTokens, ContextWindow: p.ContextWindow, Script: p.Script, BuiltIn: p.BuiltIn,
+		KeyEnv: p.KeyName(), MaxTokens: p.MaxTokens, ContextWindow: p.ContextWindow, Script: p.Script, LoginURL: p.LoginURL, BuiltIn: p.BuiltIn,
 		Default: p.Name == def}
 	if _, src, err := st.Key(p); err != nil {
 		in.Key = "missing"
@@ -47,7 +49,7 @@ func (s *Server) ProfileList(ctx context.Context, _ protocol.Empty) (*protocol.P
 func (s *Server) ProfileSet(ctx context.Context, p protocol.ProfileSetParams) (*protocol.ProfileInfo, error) {
 	in := p.Profile
 	pr := profile.Profile{Name: in.Name, Provider: in.Provider, BaseURL: in.BaseURL, Model: in.Model, Fallbacks: in.Fallbacks,
-		KeyEnv: in.KeyEnv, MaxTokens: in.MaxTokens, ContextWindow: in.ContextWindow, Script: in.Script}
+		KeyEnv: in.KeyEnv, MaxTokens: in.MaxTokens, ContextWindow: in.ContextWindow, Script: in.Script, LoginURL: in.LoginURL}
 	if err := pr.Validate(); err != nil {
 		return nil, invalid("profile", "change the profile as the message says", "%v", err)
 	}
@@ -123,8 +125,13 @@ func (s *Server) ProviderStatus(ctx context.Context, p protocol.ProfileNameParam
 		go func() {
 			defer wg.Done()
 			c := st.Check(ctx, pr, http.DefaultClient, base)
-			res.Profiles[i] = protocol.ProviderStatus{Profile: profileInfo(st, pr, def), KeySource: c.KeySource,
-				Reachable: c.Reachable, Usable: c.Usable(), Detail: c.Detail}
+			ps := protocol.ProviderStatus{Profile: profileInfo(st, pr, def), KeySource: c.KeySource,
+				Reachable: c.Reachable, Usable: c.Usable(), Detail: c.Detail, Login: c.Login}
+			if l, ok := s.pendingLogin(pr.Name); ok {
+				ps.Login = protocol.LoginPending
+				ps.Detail += fmt.Sprintf("; a login waits for its user (its code expires in %s)", time.Duration(l.ExpiresInS)*time.Second)
+			}
+			res.Profiles[i] = ps
 		}()
 	}
 	wg.Wait()

@@ -22,6 +22,7 @@ func (s *Server) beginShutdown() {
 		return
 	}
 	s.o.Log.Info().Msg("shutting down: no new connections or requests; letting those in flight finish")
+	s.endLogins()
 	if s.ln != nil {
 		_ = s.ln.Close()
 	}

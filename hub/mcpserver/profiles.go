@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -11,7 +12,7 @@ import (
 )
 
 type profilesIn struct {
-	Action      string   `json:"action,omitempty" jsonschema:"list|status|set|remove|default"`
+	Action      string   `json:"action,omitempty" jsonschema:"list|status|set|remove|default|login"`
 	Name        string   `json:"name,omitempty"`
 	Provider    string   `json:"provider,omitempty" jsonschema:"openai|anthropic|ollama"`
 	BaseURL     string   `json:"base_url,omitempty"`
@@ -28,14 +29,18 @@ type profilesOut struct {
 	Status   []protocol.ProviderStatus `json:"status,omitempty"`
 }
 
-// keyRequest is the id of the elicitation that asks the user for a key.
-const keyRequest = "api_key"
+// keyRequest is the id of the elicitation that asks the user for a key;
+// loginRequest the one that shows the user a login's code.
+const (
+	keyRequest   = "api_key"
+	loginRequest = "login"
+)
 
 func addProfiles(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "profiles",
 		Description: "Built-in worker model profiles; change only as your user asks.",
-		Annotations: annotate("", protocol.MethodProfileList, protocol.MethodProfileSet, protocol.MethodProfileRemove, protocol.MethodProfileDefault, protocol.MethodProviderStatus),
+		Annotations: annotate("", protocol.MethodProfileList, protocol.MethodProfileSet, protocol.MethodProfileRemove, protocol.MethodProfileDefault, protocol.MethodProviderStatus, protocol.MethodProfileLogin),
 	}, s.profilesTool)
 }
 
@@ -65,8 +70,11 @@ func (s *Server) profilesTool(ctx context.Context, req *mcp.CallToolRequest, in 
 		if res != nil || err != nil {
 			return res, nil, err
 		}
+	case "login":
+		res, err := s.login(ctx, req, in.Name)
+		return res, nil, err
 	default:
-		return nil, nil, &toolErr{fmt.Sprintf("unknown action %q. Use list, status, set, remove or default.", in.Action)}
+		return nil, nil, &toolErr{fmt.Sprintf("unknown action %q. Use list, status, set, remove, default or login.", in.Action)}
 	}
 	var list protocol.ProfileListResult
 	if err := s.call(ctx, protocol.MethodProfileList, struct{}{}, &list); err != nil {
@@ -101,6 +109,10 @@ func (s *Server) setProfile(ctx context.Context, req *mcp.CallToolRequest, in pr
 	if saved.Key != "missing" || p.Key != "" {
 		return nil, nil
 	}
+	if saved.KeyEnv == "" { // a copilot or chatgpt profile: it logs in, it takes no key
+		return text("Profile %s is saved and needs a login: call profiles with action=login name=%s (it shows the user a code to enter; never ask them for a token here).",
+			saved.Name, saved.Name), nil
+	}
 	if !canElicit(req) {
 		return text("Profile %s is saved but has no key (%s). Your client cannot ask the user for it: ask them to run `hub profile set %s --key-stdin` in a terminal, or to export %s where hub runs. Never ask them to paste the key here.",
 			saved.Name, saved.KeyEnv, saved.Name, saved.KeyEnv), nil
@@ -109,6 +121,47 @@ func (s *Server) setProfile(ctx context.Context, req *mcp.CallToolRequest, in pr
 		Message: fmt.Sprintf("hub: the API key for profile %q (%s, stored as %s in hub's env file, mode 0600)", saved.Name, saved.Provider, saved.KeyEnv),
 		RequestedSchema: map[string]any{"type": "object", "required": []string{"key"}, "properties": map[string]any{
 			"key": map[string]any{"type": "string", "title": "API key", "description": "kept in hub's env file; never shown to the model"}}},
+	}}}, nil
+}
+
+// login logs a copilot or chatgpt profile in. The daemon runs the device
+// flow; the address and the code go to the user through elicitation and
+// never into the result (the model's context). Once the user says they
+// entered it, the answer is the login's state.
+func (s *Server) login(ctx context.Context, req *mcp.CallToolRequest, name string) (*mcp.CallToolResult, error) {
+	if name == "" {
+		return nil, &toolErr{"name is required for login. Pass the copilot or chatgpt profile's name (action list shows them)."}
+	}
+	if r, ok := req.Params.InputResponses[loginRequest]; ok {
+		var res protocol.ProfileLoginResult
+		if er, _ := r.(*mcp.ElicitResult); er == nil || er.Action != "accept" {
+			if err := s.call(ctx, protocol.MethodProfileLogin, protocol.ProfileLoginParams{Name: name, Cancel: true}, &res); err != nil {
+				return nil, err
+			}
+			return nil, &toolErr{"The user did not complete the login, so it was cancelled and nothing was stored. Ask whether to try again, or to run `hub profile login " + name + "` in a terminal."}
+		}
+		if err := s.call(ctx, protocol.MethodProfileLogin, protocol.ProfileLoginParams{Name: name, Wait: true, TimeoutS: 20}, &res); err != nil {
+			return nil, err
+		}
+		switch res.State {
+		case protocol.LoginDone:
+			return text("%s", res.Detail), nil
+		case protocol.LoginPending:
+			return text("The login of %s still waits for the provider; hub keeps polling until the code expires. Check with profiles action=status name=%s.", name, name), nil
+		}
+		return nil, &toolErr{fmt.Sprintf("Login %s: %s", res.State, res.Detail)}
+	}
+	if !canElicit(req) {
+		return nil, &toolErr{"Your client cannot show the user a login code. Ask them to run `hub profile login " + name + "` in a terminal, then check with profiles action=status."}
+	}
+	var res protocol.ProfileLoginResult
+	if err := s.call(ctx, protocol.MethodProfileLogin, protocol.ProfileLoginParams{Name: name}, &res); err != nil {
+		return nil, err
+	}
+	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{loginRequest: &mcp.ElicitParams{
+		Message: fmt.Sprintf("hub: to log profile %q in (%s), open %s in a browser and enter the code %s (it expires in %s). Accept once you have entered it; decline to cancel.",
+			res.Name, res.Provider, res.VerificationURI, res.UserCode, time.Duration(res.ExpiresInS)*time.Second),
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{}},
 	}}}, nil
 }
 

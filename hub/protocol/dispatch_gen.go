@@ -76,6 +76,8 @@ type DaemonServer interface {
 	ProfileDefault(ctx context.Context, p ProfileNameParams) (*ProfileListResult, error)
 	// ProviderStatus (MethodProviderStatus): Checks whether a profile (empty: every profile) has its key and reaches its endpoint.
 	ProviderStatus(ctx context.Context, p ProfileNameParams) (*ProviderStatusResult, error)
+	// ProfileLogin (MethodProfileLogin): Starts, waits on or cancels a copilot or chatgpt profile's device-flow login; the daemon polls and stores the tokens (mode 0600).
+	ProfileLogin(ctx context.Context, p ProfileLoginParams) (*ProfileLoginResult, error)
 	// Shutdown (MethodShutdown): Stops the daemon.
 	Shutdown(ctx context.Context, p Empty) (*Empty, error)
 	// ShimChanged (MethodShimChanged): A shim wrote to the store; the daemon fans the new events out.
@@ -311,6 +313,13 @@ func DispatchDaemon(ctx context.Context, s DaemonServer, method string, decode f
 		}
 		r, err := s.ProviderStatus(ctx, p)
 		return r, true, err
+	case MethodProfileLogin:
+		var p ProfileLoginParams
+		if err := decode(&p); err != nil {
+			return nil, true, err
+		}
+		r, err := s.ProfileLogin(ctx, p)
+		return r, true, err
 	case MethodShutdown:
 		var p Empty
 		if err := decode(&p); err != nil {
@@ -330,7 +339,7 @@ func DispatchDaemon(ctx context.Context, s DaemonServer, method string, decode f
 }
 
 // DaemonMethods are the methods DaemonServer serves, in Specs order.
-var DaemonMethods = []string{MethodInitialize, MethodSubscribe, MethodJobList, MethodJobStatus, MethodJobStart, MethodStartMany, MethodJobWait, MethodJobResult, MethodJobEvents, MethodJobFiles, MethodJobFile, MethodJobReply, MethodJobSteer, MethodJobStop, MethodJobCleanup, MethodJobMerge, MethodJobLand, MethodJobReview, MethodSummary, MethodStep, MethodEngineList, MethodRouteExplain, MethodRouteCalibrate, MethodLedgerList, MethodROIReport, MethodDU, MethodGC, MethodProfileList, MethodProfileSet, MethodProfileRemove, MethodProfileDefault, MethodProviderStatus, MethodShutdown, MethodShimChanged}
+var DaemonMethods = []string{MethodInitialize, MethodSubscribe, MethodJobList, MethodJobStatus, MethodJobStart, MethodStartMany, MethodJobWait, MethodJobResult, MethodJobEvents, MethodJobFiles, MethodJobFile, MethodJobReply, MethodJobSteer, MethodJobStop, MethodJobCleanup, MethodJobMerge, MethodJobLand, MethodJobReview, MethodSummary, MethodStep, MethodEngineList, MethodRouteExplain, MethodRouteCalibrate, MethodLedgerList, MethodROIReport, MethodDU, MethodGC, MethodProfileList, MethodProfileSet, MethodProfileRemove, MethodProfileDefault, MethodProviderStatus, MethodProfileLogin, MethodShutdown, MethodShimChanged}
 
 // DaemonClient calls the daemon: one typed method per request of DaemonServer.
 type DaemonClient struct{ C Caller }
@@ -618,6 +627,15 @@ func (c DaemonClient) ProfileDefault(ctx context.Context, p ProfileNameParams) (
 func (c DaemonClient) ProviderStatus(ctx context.Context, p ProfileNameParams) (*ProviderStatusResult, error) {
 	var r ProviderStatusResult
 	if err := c.C.Call(ctx, MethodProviderStatus, p, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// ProfileLogin sends MethodProfileLogin.
+func (c DaemonClient) ProfileLogin(ctx context.Context, p ProfileLoginParams) (*ProfileLoginResult, error) {
+	var r ProfileLoginResult
+	if err := c.C.Call(ctx, MethodProfileLogin, p, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil

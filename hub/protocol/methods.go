@@ -26,6 +26,7 @@ const (
 	MethodProfileRemove  = "profile/remove"  // ProfileNameParams → ProfileListResult
 	MethodProfileDefault = "profile/default" // ProfileNameParams → ProfileListResult
 	MethodProviderStatus = "provider/status" // ProfileNameParams (empty: every profile) → ProviderStatusResult
+	MethodProfileLogin   = "profile/login"   // ProfileLoginParams → ProfileLoginResult
 
 	MethodLedgerList = "ledger/list" // LedgerParams → LedgerResult
 	MethodROIReport  = "roi/report"  // ROIParams → ROIResult

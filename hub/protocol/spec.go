@@ -138,6 +138,8 @@ var Specs = []Spec{
 		"Makes a profile the default."),
 	req(MethodProviderStatus, ProfileNameParams{}, ProviderStatusResult{}, reads,
 		"Checks whether a profile (empty: every profile) has its key and reaches its endpoint."),
+	req(MethodProfileLogin, ProfileLoginParams{}, ProfileLoginResult{}, idempotent,
+		"Starts, waits on or cancels a copilot or chatgpt profile's device-flow login; the daemon polls and stores the tokens (mode 0600)."),
 	req(MethodShutdown, Empty{}, Empty{}, idempotent,
 		"Stops the daemon. Running jobs keep running in their shims; the next daemon picks them up."),
 	{Method: MethodCancelRequest, Notification: true, From: PartyClient, To: PartyDaemon, Params: CancelParams{},

@@ -766,7 +766,7 @@ type ShimChangedParams struct {
 // ProfileInfo is one model profile of the built-in worker. It never holds a key.
 type ProfileInfo struct {
 	Name     string `json:"name"`
-	Provider string `json:"provider"` // openai | anthropic | ollama | scripted
+	Provider string `json:"provider"` // openai | anthropic | ollama | scripted | copilot | chatgpt
 	BaseURL  string `json:"base_url,omitempty"`
 	Model    string `json:"model,omitempty"`
 	// Fallbacks are tried in order when the model keeps failing.
@@ -775,9 +775,11 @@ type ProfileInfo struct {
 	MaxTokens     int      `json:"max_tokens,omitempty"`
 	ContextWindow int      `json:"context_window,omitempty"`
 	Script        string   `json:"script,omitempty"` // scripted provider: a script file, or "demo"
-	BuiltIn       bool     `json:"built_in,omitempty"`
-	Default       bool     `json:"default,omitempty"`
-	// Key says where the key comes from: environment, env file, not needed, or missing.
+	// LoginURL is a login provider's server (copilot, chatgpt): a GitHub Enterprise host, or a test's.
+	LoginURL string `json:"login_url,omitempty"`
+	BuiltIn  bool   `json:"built_in,omitempty"`
+	Default  bool   `json:"default,omitempty"`
+	// Key says where the key comes from: environment, env file, login, not needed, or missing.
 	Key string `json:"key,omitempty"`
 }
 
@@ -809,6 +811,44 @@ type ProviderStatus struct {
 	Reachable bool        `json:"reachable"`
 	Usable    bool        `json:"usable"`
 	Detail    string      `json:"detail"`
+	// Login is a login provider's state: logged in, needs login, or pending (a login waits for its user).
+	Login string `json:"login,omitempty"`
+}
+
+// ProfileLoginParams drive a profile's device-flow login, which the daemon
+// runs. Without wait or cancel it starts one (replacing any that waits);
+// wait waits up to timeout_s (default: until it ends) for it to end.
+type ProfileLoginParams struct {
+	Name     string  `json:"name"`
+	Wait     bool    `json:"wait,omitempty"`
+	TimeoutS float64 `json:"timeout_s,omitempty"`
+	Cancel   bool    `json:"cancel,omitempty"`
+}
+
+// Login states.
+const (
+	LoginPending   = "pending"
+	LoginDone      = "logged in"
+	LoginDenied    = "denied"
+	LoginExpired   = "expired"
+	LoginReplaced  = "replaced"
+	LoginCancelled = "cancelled"
+	LoginFailed    = "failed"
+	LoginNone      = "none" // no login was started since the daemon started
+)
+
+// ProfileLoginResult is a login's state. The address and the user code are
+// for the user's eyes only (a terminal, an elicitation), never a model's;
+// they are set while the login is pending.
+type ProfileLoginResult struct {
+	Name            string  `json:"name"`
+	Provider        string  `json:"provider"`
+	State           string  `json:"state"`
+	VerificationURI string  `json:"verification_uri,omitempty"`
+	UserCode        string  `json:"user_code,omitempty"`
+	ExpiresInS      float64 `json:"expires_in_s,omitempty"`
+	// Detail says what happened and, on failure, what to do next.
+	Detail string `json:"detail,omitempty"`
 }
 
 // ProviderStatusResult checks profiles.

@@ -24,6 +24,7 @@ import (
 
 	"github.com/hub-agents/hub/agent"
 	"github.com/hub-agents/hub/agent/model"
+	"github.com/hub-agents/hub/agent/oauth"
 	"github.com/hub-agents/hub/agent/profile"
 	"github.com/hub-agents/hub/agent/scripted"
 	"github.com/hub-agents/hub/agent/tool"
@@ -124,7 +125,7 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 	}
 	// The key can come back inside a provider's error message; it goes no further.
 	r := &run{started: time.Now(), done: make(chan struct{}), profile: p, red: redact.New(key)}
-	client, cleanup, err := e.client(p, key, spec.Params.Model)
+	client, cleanup, err := e.client(ctx, p, key, spec.Params.Model, r.red)
 	if err != nil {
 		return nil, err
 	}
@@ -173,7 +174,8 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 }
 
 // client builds the model client of a profile; cleanup stops what it started.
-func (e *Engine) client(p profile.Profile, key, modelOverride string) (*model.Client, func(), error) {
+// A login profile's tokens go to red as they are handed out.
+func (e *Engine) client(ctx context.Context, p profile.Profile, key, modelOverride string, red *redact.Redactor) (*model.Client, func(), error) {
 	prices, err := model.Prices(filepath.Join(e.o.ConfigDir, "prices.json"))
 	if err != nil {
 		return nil, nil, err
@@ -193,6 +195,27 @@ func (e *Engine) client(p profile.Profile, key, modelOverride string) (*model.Cl
 		cleanup = func() { srv.Close() }
 		o.Provider, o.BaseURL, o.Key, o.Free = model.OpenAI, srv.URL()+"/v1", "scripted", true
 		o.Models = p.Models()[:1]
+	}
+	if p.LogsIn() {
+		src := &oauth.Source{Store: e.profiles().Logins(), Profile: p.Name, OnToken: red.Add}
+		t, err := src.Token(ctx, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		// A subscription: the calls cost nothing on top of it.
+		o.Auth, o.Free, o.Key = src, true, ""
+		switch p.Provider {
+		case profile.Copilot:
+			o.Provider = model.OpenAI
+			if o.BaseURL == "" {
+				o.BaseURL = t.APIBase
+			}
+		case profile.ChatGPT:
+			o.Provider = model.Responses
+			if o.BaseURL == "" {
+				o.BaseURL = model.ChatGPTBaseURL
+			}
+		}
 	}
 	c, err := model.New(o)
 	if err != nil {

@@ -119,11 +119,12 @@ func (s *Step) Start(ctx context.Context, spec engine.Spec) (engine.Run, error) 
 	if err != nil {
 		return nil, err
 	}
-	client, cleanup, err := s.e.client(p, key, spec.Params.Model)
+	red := redact.New(key)
+	client, cleanup, err := s.e.client(ctx, p, key, spec.Params.Model, red)
 	if err != nil {
 		return nil, err
 	}
-	r := &stepRun{started: time.Now(), done: make(chan struct{}), red: redact.New(key), model: &trackedModel{Client: client},
+	r := &stepRun{started: time.Now(), done: make(chan struct{}), red: red, model: &trackedModel{Client: client},
 		command: fmt.Sprintf("step narration (profile %s, %s %s)", p.Name, p.Provider, client.Model())}
 	ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	go func() {

@@ -52,6 +52,8 @@ export const Methods = {
   ProfileDefault: "profile/default",
   /** client → daemon: ProfileNameParams → ProviderStatusResult. Checks whether a profile (empty: every profile) has its key and reaches its endpoint. */
   ProviderStatus: "provider/status",
+  /** client → daemon: ProfileLoginParams → ProfileLoginResult. Starts, waits on or cancels a copilot or chatgpt profile's device-flow login; the daemon polls and stores the tokens (mode 0600). */
+  ProfileLogin: "profile/login",
   /** client → daemon: LedgerParams → LedgerResult. The money ledger: every reservation and what was charged against it. */
   LedgerList: "ledger/list",
   /** client → daemon: ROIParams → ROIResult. What each engine cost per job that succeeded. */
@@ -1584,7 +1586,7 @@ export interface ProfileListResult {
 /** ProfileInfo is one model profile of the built-in worker. It never holds a key. */
 export interface ProfileInfo {
   name: string;
-  /** openai | anthropic | ollama | scripted */
+  /** openai | anthropic | ollama | scripted | copilot | chatgpt */
   provider: string;
   base_url?: string;
   model?: string;
@@ -1596,9 +1598,11 @@ export interface ProfileInfo {
   context_window?: number;
   /** scripted provider: a script file, or "demo" */
   script?: string;
+  /** LoginURL is a login provider's server (copilot, chatgpt): a GitHub Enterprise host, or a test's. */
+  login_url?: string;
   built_in?: boolean;
   default?: boolean;
-  /** Key says where the key comes from: environment, env file, not needed, or missing. */
+  /** Key says where the key comes from: environment, env file, login, not needed, or missing. */
   key?: string;
 }
 
@@ -1627,6 +1631,28 @@ export interface ProviderStatus {
   reachable: boolean;
   usable: boolean;
   detail: string;
+  /** Login is a login provider's state: logged in, needs login, or pending (a login waits for its user). */
+  login?: string;
+}
+
+/** ProfileLoginParams drive a profile's device-flow login, which the daemon runs. Without wait or cancel it starts one (replacing any that waits); wait waits up to timeout_s (default: until it ends) for it to end. */
+export interface ProfileLoginParams {
+  name: string;
+  wait?: boolean;
+  timeout_s?: number;
+  cancel?: boolean;
+}
+
+/** ProfileLoginResult is a login's state. The address and the user code are for the user's eyes only (a terminal, an elicitation), never a model's; they are set while the login is pending. */
+export interface ProfileLoginResult {
+  name: string;
+  provider: string;
+  state: string;
+  verification_uri?: string;
+  user_code?: string;
+  expires_in_s?: number;
+  /** Detail says what happened and, on failure, what to do next. */
+  detail?: string;
 }
 
 /** CancelParams are the params of $/cancelRequest. */
@@ -1737,6 +1763,7 @@ export interface RequestMap {
   "profile/remove": [ProfileNameParams, ProfileListResult];
   "profile/default": [ProfileNameParams, ProfileListResult];
   "provider/status": [ProfileNameParams, ProviderStatusResult];
+  "profile/login": [ProfileLoginParams, ProfileLoginResult];
   "hub/shutdown": [Empty, Empty];
 }
 
