@@ -108,7 +108,8 @@ func (s *Server) Step(ctx context.Context, p protocol.StepParams) (*protocol.Ste
 }
 
 // stepProfile is the profile that narrates a step: the one named, else the
-// cheapest priced profile whose key is there (input weighted as a
+// cheapest priced profile whose key (or login) is there — a local model or
+// a subscription costs nothing per call — (input weighted as a
 // narration reads it: a diff in, a few lines out). A scripted profile plays
 // its script, so it narrates only when named.
 func (s *Server) stepProfile(name string) (string, error) {
@@ -132,8 +133,8 @@ func (s *Server) stepProfile(name string) (string, error) {
 		if _, _, err := st.Key(p); err != nil {
 			continue
 		}
-		cost := micros.Micros(0)
-		if p.Provider != profile.Ollama {
+		cost := micros.Micros(0) // a local model, or a subscription (calls cost nothing more)
+		if p.Provider != profile.Ollama && !p.LogsIn() {
 			pr, ok := prices.Lookup(p.Model)
 			if !ok {
 				continue
