@@ -42,7 +42,7 @@ func Criteria(spec Spec) []Criterion {
 				nothingChange = true
 			}
 		}
-		items = append(items, Criterion{Text: p.text, Kind: p.kind, Paths: p.paths})
+		items = append(items, Criterion{Text: p.text, Kind: p.kind, Paths: p.paths, NoChanges: p.expects})
 	}
 
 	var out []Criterion
@@ -99,6 +99,7 @@ func mergeJudgements(parts []part) []part {
 		if n := len(out); n > 0 && p.kind == KindJudgement && out[n-1].kind == KindJudgement {
 			out[n-1].text += " " + p.text
 			out[n-1].noChanges = out[n-1].noChanges || p.noChanges
+			out[n-1].expects = out[n-1].expects && p.expects
 			continue
 		}
 		out = append(out, p)

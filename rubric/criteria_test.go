@@ -93,7 +93,7 @@ The work is done when:
 			spec: Spec{Write: true, DefinitionOfDone: "- Find out why the test is flaky.\n- No changes are expected."},
 			want: []Criterion{
 				{ID: "c1", Kind: KindJudgement, Text: "Find out why the test is flaky."},
-				{ID: "c2", Kind: KindJudgement, Text: "No changes are expected."},
+				{ID: "c2", Kind: KindJudgement, Text: "No changes are expected.", NoChanges: true},
 			},
 		},
 		{

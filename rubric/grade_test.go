@@ -498,3 +498,25 @@ func TestResultJSON(t *testing.T) {
 		t.Errorf("JSON (-want +got):\n%s", diff)
 	}
 }
+
+// TestNoChangesExpected: "No changes are expected." passes by hub when
+// nothing changed, and is the grader's to judge when something did.
+func TestNoChangesExpected(t *testing.T) {
+	crit := Criteria(Spec{Write: true, DefinitionOfDone: "No changes are expected."})
+	if len(crit) != 1 || !crit[0].NoChanges {
+		t.Fatalf("criteria: %+v", crit)
+	}
+	r := Grade(context.Background(), crit, Facts{Write: true}, nil)
+	if r.Verdict != VerdictSatisfied || r.Criteria[0].Status != StatusPass || r.Criteria[0].By != ByHub {
+		t.Errorf("nothing changed: %+v", r)
+	}
+	r = Grade(context.Background(), crit, Facts{Write: true, Files: []FileChange{{Path: "a.go", Change: "modified"}}}, nil)
+	if r.Verdict != VerdictUnknown || r.Criteria[0].Status != StatusUnknown {
+		t.Errorf("a change, no grader: %+v", r)
+	}
+	g := &fakeGrader{judgements: []Judgement{{ID: "c1", Status: StatusFail, Evidence: "a.go changed for no reason"}}}
+	r = Grade(context.Background(), crit, Facts{Write: true, Files: []FileChange{{Path: "a.go", Change: "modified"}}}, g)
+	if r.Verdict != VerdictNeedsRevision || r.Criteria[0].By != ByModel {
+		t.Errorf("a change, the grader fails it: %+v", r)
+	}
+}

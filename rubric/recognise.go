@@ -14,6 +14,9 @@ type part struct {
 	text      string
 	paths     []string // for unchanged and only
 	noChanges bool     // says no changes are expected
+	// expects: a judgement that only says no change is expected ("No
+	// changes are needed."): nothing changed settles it.
+	expects bool
 }
 
 // Building blocks of the patterns. Every pattern is matched, case-
@@ -222,7 +225,7 @@ func whole(t, verify string) (part, bool) {
 		return part{kind: KindUnchanged, paths: []string{everything}, noChanges: true}, true
 	}
 	if matchAny(noChangesRes, t) {
-		return part{kind: KindJudgement, noChanges: true}, true
+		return part{kind: KindJudgement, noChanges: true, expects: true}, true
 	}
 	if verify != "" {
 		if matchAny(coverTestsRes, t) {

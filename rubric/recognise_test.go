@@ -81,9 +81,9 @@ func TestRecognise(t *testing.T) {
 		{"No files may be changed", "", []part{nothing("No files may be changed")}},
 		{"Leave the repository unchanged", "", []part{nothing("Leave the repository unchanged")}},
 		{"This is a read-only task.", "", []part{nothing("This is a read-only task.")}},
-		{"No changes are expected.", "", []part{{kind: KindJudgement, text: "No changes are expected.", noChanges: true}}},
-		{"No code changes needed", "", []part{{kind: KindJudgement, text: "No code changes needed", noChanges: true}}},
-		{"Report the root cause; no changes are expected", "", []part{judged("Report the root cause"), {kind: KindJudgement, text: "no changes are expected", noChanges: true}}},
+		{"No changes are expected.", "", []part{{kind: KindJudgement, text: "No changes are expected.", noChanges: true, expects: true}}},
+		{"No code changes needed", "", []part{{kind: KindJudgement, text: "No code changes needed", noChanges: true, expects: true}}},
+		{"Report the root cause; no changes are expected", "", []part{judged("Report the root cause"), {kind: KindJudgement, text: "no changes are expected", noChanges: true, expects: true}}},
 
 		// covered by verify
 		{"`go test ./...` passes", goTest, []part{covered("`go test ./...` passes")}},

@@ -134,6 +134,10 @@ type Criterion struct {
 	// Covers are the definition's sentences a verify criterion stands for
 	// ("All tests pass."), as written.
 	Covers []string `json:",omitempty"`
+	// NoChanges marks a judgement that only says no change is expected
+	// ("No changes are needed."): hub passes it when nothing changed; a
+	// change is for a grader to judge.
+	NoChanges bool `json:",omitempty"`
 }
 
 // Spec is what the caller asked for.

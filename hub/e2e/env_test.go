@@ -156,7 +156,8 @@ func TestRealProjects(t *testing.T) {
 	for _, j := range []*job{jobs[3], jobs[0], jobs[1], jobs[2]} {
 		j.before = fingerprint(t, j.repo)
 		j.id = hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
-			Task: "run the project's tests", Repo: j.repo, Engine: "exec", Exec: tests[j.repo], Verify: tests[j.repo]}).ID
+			Task: "run the project's tests", Repo: j.repo, Engine: "exec", Exec: tests[j.repo], Verify: tests[j.repo],
+			DefinitionOfDone: "No changes are expected."}).ID
 	}
 	ids := []string{jobs[0].id, jobs[1].id, jobs[2].id, jobs[3].id}
 	waitEnded(t, ctx, c, ids...)
@@ -167,7 +168,8 @@ func TestRealProjects(t *testing.T) {
 	}
 	second := &job{name: "hash.js again, nothing installed (from hub's cache)", repo: jobs[3].repo, source: "hub's cache", before: jobs[3].before}
 	second.id = hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
-		Task: "run the project's tests", Repo: second.repo, Engine: "exec", Exec: hj.Test, Verify: hj.Test}).ID
+		Task: "run the project's tests", Repo: second.repo, Engine: "exec", Exec: hj.Test, Verify: hj.Test,
+		DefinitionOfDone: "No changes are expected."}).ID
 	waitEnded(t, ctx, c, second.id)
 	jobs = append(jobs, second)
 

@@ -131,12 +131,12 @@ func TestFreeEngineBooksNoMoney(t *testing.T) {
 	var ids []string
 	for i := 0; i < 3; i++ {
 		r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: fmt.Sprintf("free %d", i),
-			Repo: repo, Engine: "exec", Exec: "while [ ! -e " + gate + " ]; do sleep 0.05; done"})
+			Repo: repo, Engine: "exec", Exec: "while [ ! -e " + gate + " ]; do sleep 0.05; done; echo done > done.txt"})
 		ids = append(ids, r.ID)
 	}
 	half := 0.5
 	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "budgeted",
-		Repo: repo, Engine: "exec", Exec: "true", MaxUSD: &half})
+		Repo: repo, Engine: "exec", Exec: "echo done > done.txt", MaxUSD: &half})
 	budgeted := r.ID
 	for {
 		running := 0

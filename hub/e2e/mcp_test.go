@@ -44,7 +44,7 @@ func testMCPDelegation(t *testing.T, version string) {
 	for _, tl := range tools.Tools {
 		names = append(names, tl.Name)
 	}
-	want := []string{"start", "start_many", "wait", "status", "result", "reply", "steer", "stop", "land", "cleanup", "engines", "profiles"}
+	want := []string{"start", "start_many", "wait", "status", "result", "reply", "steer", "stop", "land", "cleanup", "engines", "profiles", "step"}
 	if diff := cmp.Diff(sortStrings(want), sortStrings(names)); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}

@@ -48,7 +48,7 @@ func TestMCPWaitProgress(t *testing.T) {
 	cs, progress := w.mcpSession(ctx, "2025-11-25")
 	var started protocol.StartResult
 	decodeStructured(t, callTool(t, ctx, cs, "start", map[string]any{"task": "t", "repo": repo, "engine": "exec",
-		"exec": `for i in 1 2 3 4 5 6 7 8 9 10 11 12; do hub progress "step $i"; sleep 0.25; done`}), &started)
+		"exec": `for i in 1 2 3 4 5 6 7 8 9 10 11 12; do hub progress "step $i"; sleep 0.25; done; echo done > done.txt`}), &started)
 	var wr protocol.WaitResult
 	decodeStructured(t, callToolMeta(t, ctx, cs, "wait", map[string]any{"ids": []string{started.ID}, "timeout_s": 30}, mcp.Meta{"progressToken": "p"}), &wr)
 	if !wr.Done || wr.Jobs[0].State != protocol.StateSucceeded {

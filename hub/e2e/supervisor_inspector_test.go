@@ -52,7 +52,7 @@ func supInspectorScenario(t *testing.T) {
 		}
 	}
 	sort.Strings(names)
-	want := []string{"cleanup", "engines", "land", "profiles", "reply", "result", "start", "start_many", "status", "steer", "stop", "wait"}
+	want := []string{"cleanup", "engines", "land", "profiles", "reply", "result", "start", "start_many", "status", "steer", "step", "stop", "wait"}
 	if diff := cmp.Diff(want, names); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
