@@ -26,7 +26,7 @@ const ProtocolVersion = "2025-06-18"
 // checks that the configured server offers each (a test keeps the list in
 // step with hub's MCP server).
 func SupervisorTools() []string {
-	return []string{"start", "start_many", "wait", "status", "result", "reply", "steer", "stop", "land", "cleanup", "engines", "profiles"}
+	return []string{"start", "start_many", "wait", "status", "result", "reply", "steer", "stop", "land", "cleanup", "engines", "profiles", "step"}
 }
 
 // Server is an MCP server on stdio, as a client starts it.
