@@ -14,6 +14,7 @@ const (
 	MethodJobStop        = "job/stop"         // IDParams → JobStatus
 	MethodJobCleanup     = "job/cleanup"      // CleanupParams → CleanupResult
 	MethodJobEvents      = "job/events"       // EventsParams → EventsResult
+	MethodJobTrace       = "job/trace"        // TraceParams → TraceResult
 	MethodEngineList     = "engine/list"      // struct{} → EnginesResult
 	MethodRouteExplain   = "route/explain"    // StartParams → RouteExplainResult
 	MethodRouteCalibrate = "route/calibrate"  // RouteCalibrateParams → RouteCalibrateResult
@@ -89,4 +90,5 @@ const (
 	CapLand      = "land"      // job/land, job/review, forecasts in job status
 	CapSummary   = "summary"   // hub/summary
 	CapQuestions = "questions" // question/asked, question/answered
+	CapTrace     = "trace"     // job/trace
 )

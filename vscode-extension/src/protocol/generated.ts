@@ -30,6 +30,8 @@ export const Methods = {
   JobCleanup: "job/cleanup",
   /** client → daemon: EventsParams → EventsResult. Reads a job's journal (or every job's) after a cursor, oldest first. Page with the returned cursor. */
   JobEvents: "job/events",
+  /** client → daemon: TraceParams → TraceResult. A job's trace: hub's phases, and inside the run each model call, tool call and command the engine reported, with start, duration, tokens, cost and a short redacted summary. Page with from and the returned next. */
+  JobTrace: "job/trace",
   /** client → daemon: Empty → EnginesResult. The engines on this machine, what each can enforce and its quota, with the month's money. */
   EngineList: "engine/list",
   /** client → daemon: StartParams → RouteExplainResult. The router's decision for a start request, made exactly as job/start would make it, without starting anything. */
@@ -155,6 +157,8 @@ export const EventKinds = {
   Conflict: "conflict",
   /** Text: what landed where; Data: Landing */
   Land: "land",
+  /** Text: the step in one line; Data: TraceEntry */
+  Trace: "trace",
 } as const;
 
 /** Kinds of job (StartParams.kind). */
@@ -245,6 +249,8 @@ export const Capabilities = {
   Summary: "summary",
   /** question/asked, question/answered */
   Questions: "questions",
+  /** job/trace */
+  Trace: "trace",
 } as const;
 
 /** ErrorData is the data member of every error hub returns. */
@@ -880,7 +886,78 @@ export interface Event {
 }
 
 /** EventKind is the kind of a journal event: what its text and data hold. */
-export type EventKind = "state" | "progress" | "question" | "answer" | "steer" | "delivered" | "command" | "output" | "commit" | "verify" | "error" | "note" | "cost" | "conflict" | "land";
+export type EventKind = "state" | "progress" | "question" | "answer" | "steer" | "delivered" | "command" | "output" | "commit" | "verify" | "error" | "note" | "cost" | "conflict" | "land" | "trace";
+
+/** TraceParams asks for a job's trace, or a page of it. */
+export interface TraceParams {
+  /** the job id */
+  id: string;
+  /** the first step to return (default 1) */
+  from?: number;
+  /** at most this many entries (0: all) */
+  limit?: number;
+}
+
+/** TraceResult is a job's trace: hub's phases, and inside the run phase the engine's model calls, tool calls and commands, ordered by start. The phases follow one another, so their durations add up to running_us, less the moments between them (phase_gap_us); an entry's children add up to it less its gap_us. */
+export interface TraceResult {
+  /** the job id */
+  id: string;
+  /** its state */
+  state: State;
+  /** Started is when hub took the job from its queue ("" while it waits). */
+  started?: string;
+  /** Ended is when it ended (absent while it runs). */
+  ended?: string;
+  /** RunningUS is from started to ended (or to now). */
+  running_us: number;
+  /** PhaseGapUS is the part of running_us no phase covered. */
+  phase_gap_us: number;
+  /** the page asked for, by step */
+  entries: TraceEntry[];
+  /** entries in the whole trace */
+  total: number;
+  /** Next is the step to pass as from for the rest (0: none left). */
+  next?: number;
+}
+
+/** TraceEntry is one step of a job's trace: a journal event of kind trace carries one (without step and gap_us, which are set when the trace is read). The summaries are redacted and at most TraceSummaryMax characters. */
+export interface TraceEntry {
+  /** its place in the trace, by start, from 1 */
+  step?: number;
+  /** unique within the job: a phase's name, m3 for a model call, t4 for a tool call */
+  id: string;
+  /** the entry it ran inside: run for the engine's steps, a role's tool call for its sub-loop's */
+  parent?: string;
+  /** phase | model | tool | command */
+  kind: TraceKind;
+  /** the phase, the model that answered, the tool, or the command */
+  name: string;
+  /** when it started */
+  start: string;
+  /** DurationUS is how long it took, in microseconds; 0 when the engine reported the step without its end. */
+  duration_us: number;
+  /** a model call's input tokens */
+  tokens_in?: number;
+  /** a model call's output tokens */
+  tokens_out?: number;
+  /** a model call's cost */
+  usd?: number;
+  /** CostUnknown marks a model call the provider gave no price for. */
+  cost_unknown?: boolean;
+  /** what it was given, in short */
+  args?: string;
+  /** what came back, in short */
+  result?: string;
+  /** a command's exit code, when reported */
+  exit_code?: number;
+  /** it failed: an error, a non-zero exit */
+  failed?: boolean;
+  /** GapUS, on an entry other entries ran inside, is the part of its duration none of them covered: the engine's own time between steps. */
+  gap_us?: number;
+}
+
+/** TraceKind is what a trace entry is. */
+export type TraceKind = "phase" | "model" | "tool" | "command";
 
 /** FilesParams names the job whose changes to list. */
 export interface FilesParams {
@@ -1675,6 +1752,7 @@ export interface RequestMap {
   "job/wait": [WaitParams, WaitResult];
   "job/result": [ResultParams, ResultResult];
   "job/events": [EventsParams, EventsResult];
+  "job/trace": [TraceParams, TraceResult];
   "job/files": [FilesParams, FilesResult];
   "job/file": [FileParams, FileResult];
   "job/reply": [ReplyParams, ReplyResult];
