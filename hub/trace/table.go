@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -11,7 +12,8 @@ import (
 
 // Table writes res as a table, one entry a row (step, kind, name indented
 // by depth, start offset, duration, tokens, cost, summary), and a line of
-// sums. summary bounds each row's summary in characters.
+// sums. summary bounds each row's summary in characters. The columns
+// before the summary are ASCII, so they line up.
 func Table(w io.Writer, res protocol.TraceResult, summary int) error {
 	if len(res.Entries) == 0 {
 		_, err := fmt.Fprintf(w, "%s %s: no trace entries%s\n", res.ID, res.State, pageNote(res))
@@ -22,12 +24,13 @@ func Table(w io.Writer, res protocol.TraceResult, summary int) error {
 		origin = *res.Started
 	}
 	depth := depths(res.Entries)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "STEP\tKIND\tNAME\tSTART\tTOOK\tTOKENS\tCOST\tSUMMARY")
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "STEP\tKIND\tNAME\tSTART\tTOOK\tTOKENS IN/OUT\tCOST\tSUMMARY")
 	for _, e := range res.Entries {
 		tokens, cost := "", ""
 		if e.Kind == protocol.TraceModel {
-			tokens = fmt.Sprintf("%d→%d", e.TokensIn, e.TokensOut)
+			tokens = fmt.Sprintf("%d/%d", e.TokensIn, e.TokensOut)
 			cost = fmt.Sprintf("$%.4f", e.USD)
 			if e.CostUnknown {
 				cost = "?"
@@ -42,6 +45,11 @@ func Table(w io.Writer, res protocol.TraceResult, summary int) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	for _, l := range strings.SplitAfter(buf.String(), "\n") {
+		if _, err := io.WriteString(w, strings.TrimRight(l, " \n")+strings.Repeat("\n", strings.Count(l, "\n"))); err != nil {
+			return err
+		}
 	}
 	_, err := fmt.Fprintln(w, Sums(res)+pageNote(res))
 	return err

@@ -61,12 +61,14 @@ func Line(e protocol.TraceEntry) string {
 	return b.String()
 }
 
-// Duration shows microseconds the way a table does: 850µs, 12ms, 1.4s, 2m05s.
+// Duration shows microseconds the way a table does: 0.85ms, 12ms, 1.4s, 2m05s.
 func Duration(us int64) string {
 	d := time.Duration(us) * time.Microsecond
 	switch {
-	case d < time.Millisecond:
-		return fmt.Sprintf("%dµs", us)
+	case us == 0:
+		return "0ms"
+	case d < 10*time.Millisecond:
+		return fmt.Sprintf("%.2fms", float64(us)/1000)
 	case d < time.Second:
 		return fmt.Sprintf("%dms", d.Milliseconds())
 	case d < time.Minute:
