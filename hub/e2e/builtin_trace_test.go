@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -137,6 +138,14 @@ func TestBuiltinTraceOfTheDemo(t *testing.T) {
 	}
 	if gap <= 0 || gap >= runD {
 		t.Errorf("the run's gap is %s of %s", gap, runD)
+	}
+
+	// The supervisor's way: result with trace, through hub mcp, one page.
+	cs, _ := b.mcpSession(ctx, "2025-06-18")
+	text := contentText(callTool(t, ctx, cs, "result", map[string]any{"id": r.ID, "trace": 1}))
+	rows := strings.Count(text, "\n") - 1 // less the header and the sums
+	if rows != tr.Total || strings.Contains(text, "more:") || !strings.Contains(text, fmt.Sprintf("%d model calls", requests)) {
+		t.Errorf("result trace=1 has %d rows for %d steps:\n%s", rows, tr.Total, text)
 	}
 }
 

@@ -57,7 +57,7 @@ const instructions = `hub delegates bounded coding tasks to workers, each on its
 	`Call start (start_many for several), then one wait for all ids. ` +
 	`A needs_input job asks a question: reply, then wait again with since=cursor. ` +
 	`If your client cuts tool calls short (Codex: 60 s), pass wait a lower timeout_s; wait again while done is false. ` +
-	`Read result (ids: a line per job). ` +
+	`Read result (ids: a line per job; trace=1: its steps). ` +
 	`"conflicts with hub/x": both jobs edit the same files; land one, then the other. ` +
 	`land the good ones (each verified first; order auto: conflicts last), then cleanup.`
 
