@@ -192,3 +192,25 @@ func TestBuiltinTraceRedactsKeys(t *testing.T) {
 		t.Fatalf("the key is in the trace:\n%s", raw)
 	}
 }
+
+// tracedCommand finds the command cmd in job id's trace, under the run
+// phase, and fails unless it is there with a duration (the engine said
+// when it started) and, when want is set, that exit code.
+func tracedCommand(t *testing.T, b *builtinWorld, id, cmd string, want *int) protocol.TraceEntry {
+	t.Helper()
+	tr := hubtest.Call[protocol.TraceResult](t, hubtest.Deadline(t, 10*time.Second), b.c, protocol.MethodJobTrace, protocol.TraceParams{ID: id})
+	for _, e := range tr.Entries {
+		if e.Kind != protocol.TraceCommand || e.Name != cmd {
+			continue
+		}
+		if e.Parent != protocol.PhaseRun || e.DurationUS <= 0 || e.Start.IsZero() ||
+			want != nil && (e.ExitCode == nil || *e.ExitCode != *want || e.Failed != (*want != 0)) {
+			t.Errorf("the traced command: %+v", e)
+		}
+		t.Logf("traced command %q: exit %s, %s", cmd, exitText(e.ExitCode), time.Duration(e.DurationUS)*time.Microsecond)
+		return e
+	}
+	all, _ := json.MarshalIndent(tr.Entries, "", " ")
+	t.Errorf("no command %q in the trace:\n%s", cmd, all)
+	return protocol.TraceEntry{}
+}
