@@ -68,7 +68,7 @@ type TraceParams struct {
 type TraceResult struct {
 	ID    string `json:"id"`    // the job id
 	State State  `json:"state"` // its state
-	// Started is when hub took the job from its queue ("" while it waits).
+	// Started is when hub took the job from its queue (absent while it waits).
 	Started *time.Time `json:"started,omitempty"`
 	// Ended is when it ended (absent while it runs).
 	Ended *time.Time `json:"ended,omitempty"`

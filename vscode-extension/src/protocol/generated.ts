@@ -904,7 +904,7 @@ export interface TraceResult {
   id: string;
   /** its state */
   state: State;
-  /** Started is when hub took the job from its queue ("" while it waits). */
+  /** Started is when hub took the job from its queue (absent while it waits). */
   started?: string;
   /** Ended is when it ended (absent while it runs). */
   ended?: string;
