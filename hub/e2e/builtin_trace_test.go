@@ -19,9 +19,9 @@ import (
 // by a scripted server on loopback) run by the real daemon and shim. Its
 // trace lists every model call (as many as the model got requests, each
 // with its tokens and cost) and every tool call the script made, nested
-// under the run phase; the phases follow one another and add up to the
-// job's running time (started → ended) within 5%, and the run's steps
-// cover the run less the gap the trace shows.
+// under the worker's entry in the run phase; the phases follow one another
+// and add up to the job's running time (started → ended) within 5%, and
+// each entry's children cover it less the gap the trace shows.
 func TestBuiltinTraceOfTheDemo(t *testing.T) {
 	ctx := hubtest.Deadline(t, 90*time.Second)
 	sc, err := demo.Script()
@@ -62,8 +62,13 @@ func TestBuiltinTraceOfTheDemo(t *testing.T) {
 		case protocol.TracePhase:
 			phases[e.Name] = e
 		}
-		if e.Kind != protocol.TracePhase && e.Parent != protocol.PhaseRun {
-			t.Errorf("step %s (%s %s) nests under %q, not the run", e.ID, e.Kind, e.Name, e.Parent)
+		switch {
+		case e.ID == "worker":
+			if e.Parent != protocol.PhaseRun || e.Kind != protocol.TraceCommand || e.ExitCode == nil || *e.ExitCode != 0 {
+				t.Errorf("the worker's entry: %+v", e)
+			}
+		case e.Kind != protocol.TracePhase && e.Parent != "worker":
+			t.Errorf("step %s (%s %s) nests under %q, not the worker", e.ID, e.Kind, e.Name, e.Parent)
 		}
 		if len([]rune(e.Args)) > protocol.TraceSummaryMax || len([]rune(e.Result)) > protocol.TraceSummaryMax {
 			t.Errorf("step %s carries a summary over %d characters", e.ID, protocol.TraceSummaryMax)
@@ -122,22 +127,31 @@ func TestBuiltinTraceOfTheDemo(t *testing.T) {
 	if off > 0.05 || off < -0.05 {
 		t.Errorf("the phases add up to %s, the running time is %s: %.1f%% off", sum, running, 100*off)
 	}
-	// The run's steps cover the run less its gap.
-	run := phases[protocol.PhaseRun]
+	// The worker covers the run less hub's own work around it; the worker's
+	// steps cover the worker less its gap.
+	byID := map[string]protocol.TraceEntry{}
+	for _, e := range tr.Entries {
+		byID[e.ID] = e
+	}
+	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+	run, worker := byID[protocol.PhaseRun], byID["worker"]
+	if d := us(run.DurationUS - run.GapUS - worker.DurationUS); d > 0 || d < 0 {
+		t.Errorf("the run (%s, gap %s) is not the worker (%s) and its gap", us(run.DurationUS), us(run.GapUS), us(worker.DurationUS))
+	}
 	var steps time.Duration
 	for _, e := range tr.Entries {
-		if e.Parent == protocol.PhaseRun {
-			steps += time.Duration(e.DurationUS) * time.Microsecond
+		if e.Parent == "worker" {
+			steps += us(e.DurationUS)
 		}
 	}
-	runD, gap := time.Duration(run.DurationUS)*time.Microsecond, time.Duration(run.GapUS)*time.Microsecond
-	t.Logf("run phase %s: %d model calls + %d tool calls + self-check = %s, gap %s (%.0f%% of the run)",
-		runD, len(models), len(tools), steps, gap, 100*gap.Seconds()/runD.Seconds())
-	if d := runD - gap - steps; d > time.Millisecond || d < -time.Millisecond {
-		t.Errorf("the run's steps add up to %s; the run less its gap is %s", steps, runD-gap)
+	t.Logf("run phase %s = worker %s + hub's work around it %s; worker = %d model calls + %d tool calls + self-check %s + the worker's own time %s (%.0f%% of it)",
+		us(run.DurationUS), us(worker.DurationUS), us(run.GapUS), len(models), len(tools), steps, us(worker.GapUS),
+		100*us(worker.GapUS).Seconds()/us(worker.DurationUS).Seconds())
+	if d := us(worker.DurationUS-worker.GapUS) - steps; d > time.Millisecond || d < -time.Millisecond {
+		t.Errorf("the worker's steps add up to %s; the worker less its gap is %s", steps, us(worker.DurationUS-worker.GapUS))
 	}
-	if gap <= 0 || gap >= runD {
-		t.Errorf("the run's gap is %s of %s", gap, runD)
+	if worker.GapUS <= 0 || worker.GapUS >= worker.DurationUS || run.GapUS <= 0 {
+		t.Errorf("gaps: the worker's %s of %s, the run's %s", us(worker.GapUS), us(worker.DurationUS), us(run.GapUS))
 	}
 
 	// The supervisor's way: result with trace, through hub mcp, one page.
@@ -193,8 +207,8 @@ func TestBuiltinTraceRedactsKeys(t *testing.T) {
 	}
 }
 
-// tracedCommand finds the command cmd in job id's trace, under the run
-// phase, and fails unless it is there with a duration (the engine said
+// tracedCommand finds the command cmd in job id's trace, under the
+// worker's entry, and fails unless it is there with a duration (the engine said
 // when it started) and, when want is set, that exit code.
 func tracedCommand(t *testing.T, b *builtinWorld, id, cmd string, want *int) protocol.TraceEntry {
 	t.Helper()
@@ -203,7 +217,7 @@ func tracedCommand(t *testing.T, b *builtinWorld, id, cmd string, want *int) pro
 		if e.Kind != protocol.TraceCommand || e.Name != cmd {
 			continue
 		}
-		if e.Parent != protocol.PhaseRun || e.DurationUS <= 0 || e.Start.IsZero() ||
+		if e.Parent != "worker" || e.DurationUS <= 0 || e.Start.IsZero() ||
 			want != nil && (e.ExitCode == nil || *e.ExitCode != *want || e.Failed != (*want != 0)) {
 			t.Errorf("the traced command: %+v", e)
 		}

@@ -54,8 +54,8 @@ type Mailbox interface {
 	Spent(ctx context.Context, spent micros.Micros, c protocol.CostEvent)
 	// Trace records a step of the run (a model call, a tool call, a
 	// command) once it ended, for the job's trace: the mailbox redacts and
-	// bounds its summaries, and nests it under the run unless it names a
-	// parent step of the same run.
+	// bounds its summaries, and nests it under the worker's own entry
+	// unless it names a parent step of the same run.
 	Trace(ctx context.Context, e protocol.TraceEntry)
 }
 

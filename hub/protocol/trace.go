@@ -17,7 +17,7 @@ const (
 const (
 	PhaseLaunch  = "launch"  // from leaving the queue to the shim starting its work
 	PhasePrepare = "prepare" // the checkout, what .worktreeinclude copies, and setup
-	PhaseRun     = "run"     // the engine's run: the steps it reported nest under it
+	PhaseRun     = "run"     // the engine's run: the worker's own entry (a command) nests under it, and the steps it reported under that
 	PhaseCommit  = "commit"  // hub committing what the worker left
 	PhaseVerify  = "verify"  // the caller's check on the head commit
 	PhaseFinish  = "finish"  // the evidence, the grade, and closing the job
@@ -28,8 +28,8 @@ const (
 // The summaries are redacted and at most TraceSummaryMax characters.
 type TraceEntry struct {
 	Step   int       `json:"step,omitempty"`   // its place in the trace, by start, from 1
-	ID     string    `json:"id"`               // unique within the job: a phase's name, m3 for a model call, t4 for a tool call
-	Parent string    `json:"parent,omitempty"` // the entry it ran inside: run for the engine's steps, a role's tool call for its sub-loop's
+	ID     string    `json:"id"`               // unique within the job: a phase's name, worker for the engine's run, m3 for a model call, t4 for a tool call (2.m3 in an engine started again)
+	Parent string    `json:"parent,omitempty"` // the entry it ran inside: run for the worker's own entry, worker for the engine's steps, a role's tool call for its sub-loop's
 	Kind   TraceKind `json:"kind"`             // phase | model | tool | command
 	Name   string    `json:"name"`             // the phase, the model that answered, the tool, or the command
 	Start  time.Time `json:"start"`            // when it started
@@ -61,7 +61,8 @@ type TraceParams struct {
 }
 
 // TraceResult is a job's trace: hub's phases, and inside the run phase the
-// engine's model calls, tool calls and commands, ordered by start. The
+// worker (the engine's run) and its model calls, tool calls and commands,
+// ordered by start. The
 // phases follow one another, so their durations add up to running_us, less
 // the moments between them (phase_gap_us); an entry's children add up to it
 // less its gap_us.

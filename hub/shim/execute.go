@@ -476,6 +476,7 @@ func (s *shim) startEngine(ctx context.Context, env []string, out io.Writer) (en
 		return nil, fmt.Errorf("cannot make the engine's folder: %w", err)
 	}
 	s.starts.Add(1)
+	s.engineAt = time.Now()
 	return s.eng.Start(ctx, engine.Spec{JobID: j.ID, Dir: s.dir, Checkout: s.checkout, BaseSHA: j.BaseSHA, Params: s.params, MaxMicros: j.MaxMicros, Cache: s.cacheDir(),
 		Env: env, Output: &activityWriter{w: out, s: s}, Mailbox: mailbox{s}, Scratch: scratch, HubBinary: s.o.HubBinary})
 }
@@ -536,6 +537,7 @@ loop:
 			break loop
 		}
 	}
+	ended := time.Now()
 	// Whatever the worker left running goes too: its group, and what left
 	// the group (setsid, a double fork) but stayed below the shim or
 	// carries the job's HUB_JOB.
@@ -567,6 +569,7 @@ loop:
 	s.observed = append(s.observed, o.Observed...)
 	s.observed = append(s.observed, oc)
 	s.record(ctx, protocol.EventCommand, "worker exited", oc)
+	s.workerEntry(ctx, o, ended, oc.ExitCode)
 	return end
 }
 

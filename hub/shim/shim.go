@@ -102,6 +102,8 @@ type shim struct {
 	// starts counts the engine's starts (a fallback starts another), so
 	// the steps of each run keep ids of their own.
 	starts atomic.Int32
+	// engineAt is when the engine last started: the worker's trace entry begins there.
+	engineAt time.Time
 	// finishFrom is where the finish phase starts: the end of the last phase.
 	finishFrom time.Time
 	// landing: the shim only checks a commit for hub land (Check): its

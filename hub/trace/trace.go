@@ -6,12 +6,14 @@
 // How the sum is taken: the phases (launch, prepare, run, commit, verify,
 // finish) follow one another from the moment hub took the job from its
 // queue (started) to its end, so their durations add up to the running
-// time less the moments between phases (phase_gap_us). The engine's steps
-// nest under the run phase (a role's steps under the role's tool call); an
-// entry's children cover it less its gap_us: the engine's own time between
-// steps (building messages, reading the mailbox, starting up). Steps that
-// ran side by side overlap, so children are summed as the union of their
-// spans, never counted twice.
+// time less the moments between phases (phase_gap_us). Under the run phase
+// is the worker's own entry (the engine from its start to its end: its gap
+// in the run is hub's own work around it, such as the sweep for processes
+// it left); under that, the steps the engine reported (a role's steps under
+// the role's tool call). An entry's children cover it less its gap_us: for
+// the worker, its own time between steps (starting up, building messages,
+// reading the mailbox). Steps that ran side by side overlap, so children
+// are summed as the union of their spans, never counted twice.
 //
 // It never stores or returns a summary it did not redact first, and never
 // cuts before it redacts (a key cut in half would pass the redactor).

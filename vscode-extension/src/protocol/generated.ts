@@ -898,7 +898,7 @@ export interface TraceParams {
   limit?: number;
 }
 
-/** TraceResult is a job's trace: hub's phases, and inside the run phase the engine's model calls, tool calls and commands, ordered by start. The phases follow one another, so their durations add up to running_us, less the moments between them (phase_gap_us); an entry's children add up to it less its gap_us. */
+/** TraceResult is a job's trace: hub's phases, and inside the run phase the worker (the engine's run) and its model calls, tool calls and commands, ordered by start. The phases follow one another, so their durations add up to running_us, less the moments between them (phase_gap_us); an entry's children add up to it less its gap_us. */
 export interface TraceResult {
   /** the job id */
   id: string;
@@ -924,9 +924,9 @@ export interface TraceResult {
 export interface TraceEntry {
   /** its place in the trace, by start, from 1 */
   step?: number;
-  /** unique within the job: a phase's name, m3 for a model call, t4 for a tool call */
+  /** unique within the job: a phase's name, worker for the engine's run, m3 for a model call, t4 for a tool call (2.m3 in an engine started again) */
   id: string;
-  /** the entry it ran inside: run for the engine's steps, a role's tool call for its sub-loop's */
+  /** the entry it ran inside: run for the worker's own entry, worker for the engine's steps, a role's tool call for its sub-loop's */
   parent?: string;
   /** phase | model | tool | command */
   kind: TraceKind;

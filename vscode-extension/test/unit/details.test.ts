@@ -196,7 +196,10 @@ describe("details from a real daemon", () => {
     const d = buildDetails({ status, result, files, questions: history.entries(), trace });
     assert.equal(d.headline, "failed · verify failed (exit 3)");
     // hub's phases, in order, adding up to the running time; the verify failed.
-    assert.deepEqual(d.trace?.rows.map((r) => r.name), ["launch", "prepare", "run", "commit", "verify", "finish"]);
+    // The worker's own entry, under the run, is the command hub ran.
+    assert.deepEqual(d.trace?.rows.map((r) => (r.kind === "command" ? "worker" : r.name)), ["launch", "prepare", "run", "worker", "commit", "verify", "finish"]);
+    assert.match(d.trace?.rows[3].name ?? "", /hub ask "which color\?"/);
+    assert.deepEqual(d.trace?.rows.map((r) => r.depth), [0, 0, 0, 1, 0, 0, 0]);
     assert.equal(d.trace?.rows.find((r) => r.name === "verify")?.tone, "bad");
     assert.ok(trace.running_us > 0 && trace.phase_gap_us < trace.running_us * 0.05, `running ${trace.running_us}µs, gap ${trace.phase_gap_us}µs`);
     assert.deepEqual(d.facts.find(([k]) => k === "branch"), ["branch", `hub/${id}`]);
@@ -211,7 +214,7 @@ describe("details from a real daemon", () => {
     assert.ok(d.timings.some(([k]) => k === "total"), d.timings.join(";"));
     assert.ok(d.timings.some(([k]) => k === "of which waiting for answers"), d.timings.join(";"));
     const html = renderDetails(d, "x:");
-    assert.match(html, /<h2>Trace \(6 steps\)<\/h2>/);
+    assert.match(html, /<h2>Trace \(7 steps\)<\/h2>/);
     assert.match(html, /which color\?/);
     assert.match(html, /teal/);
   });
