@@ -19,6 +19,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -52,6 +53,9 @@ type Mailbox interface {
 	Progress(ctx context.Context, note string) ([]string, error)
 	// Spent reports the cost so far, after every model call.
 	Spent(ctx context.Context, s Spend)
+	// Step reports a model call or a tool call once it ended, for the
+	// job's trace. It must not block for long.
+	Step(ctx context.Context, s Step)
 }
 
 // Answer is the supervisor's reply to Ask.
@@ -149,6 +153,7 @@ func Run(ctx context.Context, cfg Config) Result {
 type runner struct {
 	cfg   Config
 	meter *meter
+	steps atomic.Int64 // the last step id handed out
 
 	transcriptMu sync.Mutex
 }
@@ -228,26 +233,30 @@ func (m *meter) allow(estimate micros.Micros, known bool) error {
 }
 
 // call makes one model call on behalf of a loop: budget check, the call,
-// the meter, the live cost report.
-func (r *runner) call(ctx context.Context, c model.Call) (*model.Reply, error) {
+// the meter, the live cost report, the step for the trace.
+func (r *runner) call(ctx context.Context, loop string, c model.Call) (*model.Reply, error) {
 	est, known := r.cfg.Model.Estimate(c)
 	if err := r.meter.allow(est, known); err != nil {
 		return nil, err
 	}
 	started := time.Now()
 	rep, err := r.cfg.Model.Generate(ctx, c)
+	st := modelStep(r.nextStep("m"), loop, c, started, rep, err)
+	st.Parent = parentOf(ctx)
 	if err != nil {
+		r.step(ctx, st)
 		return nil, err
 	}
 	sp := r.meter.add(rep)
 	r.cfg.Log.Debug().Str("model", rep.Model).Int("in", rep.Usage.Input).Int("out", rep.Usage.Output).
-		Int("tool_calls", len(rep.ToolCalls)).Dur("took", time.Since(started)).Msg("model call")
+		Int("tool_calls", len(rep.ToolCalls)).Dur("took", st.Took).Msg("model call")
 	if len(rep.Failed) > 0 {
 		r.cfg.Log.Warn().Strs("failed", rep.Failed).Str("answered", rep.Model).Msg("fell back to another model")
 	}
 	if r.cfg.Mailbox != nil {
 		r.cfg.Mailbox.Spent(ctx, sp)
 	}
+	r.step(ctx, st)
 	return rep, nil
 }
 

@@ -35,6 +35,7 @@ type mailbox struct {
 	notes    []string
 	steers   []string
 	spent    []agent.Spend
+	steps    []agent.Step
 	onAsk    func()
 	onSpent  func(agent.Spend)
 	progress int
@@ -77,6 +78,12 @@ func (m *mailbox) Spent(ctx context.Context, s agent.Spend) {
 	if hook != nil {
 		hook(s)
 	}
+}
+
+func (m *mailbox) Step(ctx context.Context, s agent.Step) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.steps = append(m.steps, s)
 }
 
 func (m *mailbox) steer(s string) {

@@ -92,7 +92,7 @@ func (r *runner) summarise(ctx context.Context, turns []llms.MessageContent, lim
 	if max := limit * 3; len(text) > max { // about 3/4 of the window, at 4 bytes a token
 		text = capText(text, max)
 	}
-	rep, err := r.call(ctx, model.Call{MaxTokens: summaryTokens, Messages: []llms.MessageContent{
+	rep, err := r.call(ctx, "summary", model.Call{MaxTokens: summaryTokens, Messages: []llms.MessageContent{
 		llms.TextParts(llms.ChatMessageTypeSystem, summaryPrompt),
 		llms.TextParts(llms.ChatMessageTypeHuman, "The session so far:\n\n"+text),
 	}})

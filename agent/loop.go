@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tmc/langchaingo/llms"
 
@@ -70,7 +71,7 @@ func (r *runner) loop(ctx context.Context, spec loopSpec) loopEnd {
 		if msgs, err = r.fit(ctx, msgs, defs); err != nil {
 			return r.endOn(ctx, err, lastText, turn)
 		}
-		rep, err := r.call(ctx, model.Call{Messages: msgs, Tools: defs})
+		rep, err := r.call(ctx, spec.name, model.Call{Messages: msgs, Tools: defs})
 		if err != nil {
 			return r.endOn(ctx, err, lastText, turn)
 		}
@@ -105,7 +106,7 @@ func (r *runner) loop(ctx context.Context, spec loopSpec) loopEnd {
 			continue
 		}
 
-		results, err := r.runTools(ctx, byName, rep.ToolCalls)
+		results, err := r.runTools(ctx, spec.name, byName, rep.ToolCalls)
 		var se *stopError
 		if errors.As(err, &se) {
 			return loopEnd{stop: se.stop, text: se.summary, turns: turn + 1, err: err}
@@ -149,7 +150,7 @@ func (r *runner) endOn(ctx context.Context, err error, text string, turns int) l
 // runTools runs one turn's tool calls and returns their results in call
 // order. Calls that change nothing run at once, side by side; a turn with
 // any other call runs them one after another, in order.
-func (r *runner) runTools(ctx context.Context, byName map[string]tool.Tool, calls []llms.ToolCall) ([]string, error) {
+func (r *runner) runTools(ctx context.Context, loop string, byName map[string]tool.Tool, calls []llms.ToolCall) ([]string, error) {
 	results := make([]string, len(calls))
 	errs := make([]error, len(calls))
 	parallel := len(calls) > 1
@@ -159,7 +160,7 @@ func (r *runner) runTools(ctx context.Context, byName map[string]tool.Tool, call
 		}
 	}
 	one := func(i int) {
-		results[i], errs[i] = r.runTool(ctx, byName, calls[i])
+		results[i], errs[i] = r.runTool(ctx, loop, byName, calls[i])
 	}
 	if parallel {
 		var wg sync.WaitGroup
@@ -187,9 +188,23 @@ func (r *runner) runTools(ctx context.Context, byName map[string]tool.Tool, call
 	return results, nil
 }
 
-// runTool runs one call. A tool's own failure becomes its result, for the
-// model to act on; only a stop or a cancelled context is returned as an error.
-func (r *runner) runTool(ctx context.Context, byName map[string]tool.Tool, c llms.ToolCall) (string, error) {
+// runTool runs one call and reports it as a step. A tool's own failure
+// becomes its result, for the model to act on; only a stop or a cancelled
+// context is returned as an error.
+func (r *runner) runTool(ctx context.Context, loop string, byName map[string]tool.Tool, c llms.ToolCall) (string, error) {
+	st := Step{ID: r.nextStep("t"), Parent: parentOf(ctx), Kind: StepTool, Name: c.FunctionCall.Name, Loop: loop,
+		Start: time.Now(), Args: c.FunctionCall.Arguments}
+	out, failed, err := r.tool(withParent(ctx, st.ID), byName, c)
+	st.Took, st.Result, st.Failed = time.Since(st.Start), out, failed || err != nil
+	if err != nil {
+		st.Result = "error: " + err.Error()
+	}
+	r.step(ctx, st)
+	return out, err
+}
+
+// tool runs one call; failed says the tool did not do what was asked.
+func (r *runner) tool(ctx context.Context, byName map[string]tool.Tool, c llms.ToolCall) (out string, failed bool, err error) {
 	name := c.FunctionCall.Name
 	t, ok := byName[name]
 	if !ok {
@@ -198,25 +213,25 @@ func (r *runner) runTool(ctx context.Context, byName map[string]tool.Tool, c llm
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return fmt.Sprintf("error: there is no tool named %q; the tools are: %s", name, strings.Join(names, ", ")), nil
+		return fmt.Sprintf("error: there is no tool named %q; the tools are: %s", name, strings.Join(names, ", ")), true, nil
 	}
 	args := json.RawMessage(c.FunctionCall.Arguments)
 	if !json.Valid(args) {
-		return fmt.Sprintf("error: the arguments for %s are not valid JSON; send one JSON object matching the tool's schema", name), nil
+		return fmt.Sprintf("error: the arguments for %s are not valid JSON; send one JSON object matching the tool's schema", name), true, nil
 	}
-	out, err := t.Run(ctx, args)
+	out, err = t.Run(ctx, args)
 	if ctx.Err() != nil {
-		return "", ctx.Err()
+		return "", true, ctx.Err()
 	}
 	var se *stopError
 	if errors.As(err, &se) {
-		return "", err
+		return "", true, err
 	}
 	r.cfg.Log.Debug().Str("tool", name).Bool("error", err != nil).Int("bytes", len(out)).Msg("tool call")
 	if err != nil {
 		out = "error: " + err.Error()
 	}
-	return capText(out, maxToolResult), nil
+	return capText(out, maxToolResult), err != nil, nil
 }
 
 // capText keeps the head and the tail of s within max bytes.

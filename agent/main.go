@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hub-agents/hub/agent/tool"
 	"github.com/hub-agents/hub/rubric"
@@ -63,7 +64,21 @@ func (r *runner) main(ctx context.Context) Result {
 
 // grade observes the worktree and grades it against the definition of done.
 func (r *runner) grade(ctx context.Context) (rubric.Result, error) {
+	st := Step{ID: r.nextStep("c"), Parent: parentOf(ctx), Kind: StepCheck, Name: "self-check", Loop: "lead", Start: time.Now()}
 	facts, err := r.cfg.Observe(ctx)
+	st.Took = time.Since(st.Start)
+	switch {
+	case err != nil:
+		st.Failed, st.Result = true, "error: "+err.Error()
+	case facts.Verify != nil:
+		v := facts.Verify
+		st.Name, st.Args = v.Command, "self-check: verify"
+		st.ExitCode, st.Failed = &v.ExitCode, !v.Ran || v.ExitCode != 0
+		st.Result = fmt.Sprintf("%d files changed; exit %d: %s", len(facts.Files), v.ExitCode, v.OutputTail)
+	default:
+		st.Result = fmt.Sprintf("%d files changed", len(facts.Files))
+	}
+	r.step(ctx, st)
 	if err != nil {
 		return rubric.Result{}, err
 	}

@@ -32,7 +32,7 @@ func complete(root *cobra.Command) {
 		n    int // -1: any number
 		want func(protocol.State) bool
 	}{
-		"wait": {-1, live}, "watch": {-1, live}, "status": {1, nil}, "result": {1, nil}, "events": {1, nil},
+		"wait": {-1, live}, "watch": {-1, live}, "status": {1, nil}, "result": {1, nil}, "events": {1, nil}, "trace": {1, nil},
 		"reply": {1, func(s protocol.State) bool { return s == protocol.StateNeedsInput }},
 		"steer": {1, live}, "stop": {1, live},
 		"cleanup": {1, protocol.State.Terminal}, "land": {-1, protocol.State.Terminal}, "review": {-1, protocol.State.Terminal},

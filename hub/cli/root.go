@@ -244,7 +244,7 @@ func NewRoot(ios *IO) *cobra.Command {
 		cmds      []*cobra.Command
 	}{
 		{"jobs", "Jobs:", []*cobra.Command{newStartCmd(ios), newStartManyCmd(ios), newWaitCmd(ios), newStatusCmd(ios), newResultCmd(ios), newReviewCmd(ios), newLandCmd(ios),
-			newReplyCmd(ios), newSteerCmd(ios), newStopCmd(ios), newStepCmd(ios), newCleanupCmd(ios), newJobsCmd(ios), newWatchCmd(ios), newEventsCmd(ios)}},
+			newReplyCmd(ios), newSteerCmd(ios), newStopCmd(ios), newStepCmd(ios), newCleanupCmd(ios), newJobsCmd(ios), newWatchCmd(ios), newEventsCmd(ios), newTraceCmd(ios)}},
 		{"money", "Engines, routing and money:", []*cobra.Command{newEnginesCmd(ios), newRouteCmd(ios), newLedgerCmd(ios), newROICmd(ios)}},
 		{"setup", "Setting up:", []*cobra.Command{newDemoCmd(ios), newProfileCmd(ios), newProviderCmd(ios),
 			newInstallCmd(ios), newUninstallCmd(ios), newDoctorCmd(ios)}},

@@ -10,7 +10,7 @@ import (
 
 // Capabilities the daemon offers, reported by initialize.
 var capabilities = []string{protocol.CapJobs, protocol.CapWait, protocol.CapEvents, protocol.CapSubscribe,
-	protocol.CapCancel, protocol.CapFiles, protocol.CapMerge, protocol.CapLand, protocol.CapSummary, protocol.CapQuestions}
+	protocol.CapCancel, protocol.CapFiles, protocol.CapMerge, protocol.CapLand, protocol.CapSummary, protocol.CapQuestions, protocol.CapTrace}
 
 // Initialize opens a session: the daemon's version, protocol and capabilities.
 func (s *Server) Initialize(context.Context, protocol.InitializeParams) (*protocol.InitializeResult, error) {

@@ -143,6 +143,11 @@ func acpEdit(t *testing.T, a acpAgent, engineName, config string) {
 	if !seen {
 		t.Errorf("evidence lacks the observed command: %+v\n%s", ev.Observed.Commands, log)
 	}
+	var code *int
+	if a.exitCodes {
+		code = new(int)
+	}
+	tracedCommand(t, b, r.ID, "echo fixed > bug.txt", code)
 	over := false
 	for _, c := range ev.Observed.Commands {
 		over = over || (c.Role == "worker" && strings.Contains(c.Command, "("+engineName+" over ACP") || strings.Contains(c.Command, "over ACP, profile t"))

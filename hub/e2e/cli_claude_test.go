@@ -86,6 +86,8 @@ func TestCLIClaudeWorker(t *testing.T) {
 	if !seen {
 		t.Errorf("evidence lacks the observed command: %+v", ev.Observed.Commands)
 	}
+	zero := 0
+	tracedCommand(t, b, r.ID, "echo fixed > bug.txt", &zero)
 }
 
 // answerOf finds the supervisor's answer in the tool result a worker got

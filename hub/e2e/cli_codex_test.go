@@ -138,6 +138,8 @@ func TestCLICodexEditsInItsSandbox(t *testing.T) {
 	if !strings.Contains(log, "[command] exit 0: echo fixed > bug.txt") {
 		t.Errorf("the worker log lacks the command the hub saw:\n%s", log)
 	}
+	zero := 0
+	tracedCommand(t, b, r.ID, "echo fixed > bug.txt", &zero)
 	codexNoKeyOnDisk(t, b.env.Home, b.key)
 
 	// The quota Codex recorded is the router's now, with its source.

@@ -114,6 +114,8 @@ func TestCLIOpenCodeEditsAndVerifies(t *testing.T) {
 	if !seen {
 		t.Errorf("evidence lacks the observed command: %+v", ev.Observed.Commands)
 	}
+	zero := 0
+	tracedCommand(t, b, r.ID, "grep -qx fixed bug.txt", &zero)
 	// The prompt came whole (on stdin: OpenCode would quote an argument),
 	// and the title agent, which hub turns off, asked nothing.
 	reqs := b.model.Requests()

@@ -81,6 +81,24 @@ func TestStepCatchesFalseClaim(t *testing.T) {
 	if st.Kind != protocol.KindRead || st.Engine != "step" || !st.Cost.Known || st.Cost.USD <= 0 {
 		t.Errorf("the step's job: %+v", st)
 	}
+	// Its trace has the check and the model call under the worker, with the call's tokens.
+	tr := hubtest.Call[protocol.TraceResult](t, ctx, b.c, protocol.MethodJobTrace, protocol.TraceParams{ID: res.ID})
+	kinds := map[protocol.TraceKind]int{}
+	for _, e := range tr.Entries {
+		if e.Parent != "worker" {
+			continue // the phases, and the worker's own entry
+		}
+		kinds[e.Kind]++
+		if e.Kind == protocol.TraceModel && (e.TokensIn != 900 || e.TokensOut != 60) {
+			t.Errorf("the model call's trace entry: %+v", e)
+		}
+		if e.Kind == protocol.TraceCommand && (e.ExitCode == nil || *e.ExitCode != 1) {
+			t.Errorf("the check's trace entry: %+v", e)
+		}
+	}
+	if kinds[protocol.TraceModel] != 1 || kinds[protocol.TraceCommand] != 1 {
+		t.Errorf("the step's trace: %+v", tr.Entries)
+	}
 	led := hubtest.Call[protocol.LedgerResult](t, ctx, b.c, protocol.MethodLedgerList, protocol.LedgerParams{})
 	found := 0
 	for _, r := range led.Entries {

@@ -52,6 +52,11 @@ type Mailbox interface {
 	Note(ctx context.Context, note string)
 	// Spent records the run's cost so far.
 	Spent(ctx context.Context, spent micros.Micros, c protocol.CostEvent)
+	// Trace records a step of the run (a model call, a tool call, a
+	// command) once it ended, for the job's trace: the mailbox redacts and
+	// bounds its summaries, and nests it under the worker's own entry
+	// unless it names a parent step of the same run.
+	Trace(ctx context.Context, e protocol.TraceEntry)
 }
 
 // Spec is what a run needs.

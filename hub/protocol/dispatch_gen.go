@@ -30,6 +30,8 @@ type DaemonServer interface {
 	JobResult(ctx context.Context, p ResultParams) (*ResultResult, error)
 	// JobEvents (MethodJobEvents): Reads a job's journal (or every job's) after a cursor, oldest first.
 	JobEvents(ctx context.Context, p EventsParams) (*EventsResult, error)
+	// JobTrace (MethodJobTrace): A job's trace: hub's phases, and inside the run each model call, tool call and command the engine reported, with start, duration, tokens, cost and a short redacted summary.
+	JobTrace(ctx context.Context, p TraceParams) (*TraceResult, error)
 	// JobFiles (MethodJobFiles): What a job changed: the files and commits of base..head, head being the tip of its branch now.
 	JobFiles(ctx context.Context, p FilesParams) (*FilesResult, error)
 	// JobFile (MethodJobFile): One file's content at the job's base or head, for a diff view.
@@ -151,6 +153,13 @@ func DispatchDaemon(ctx context.Context, s DaemonServer, method string, decode f
 			return nil, true, err
 		}
 		r, err := s.JobEvents(ctx, p)
+		return r, true, err
+	case MethodJobTrace:
+		var p TraceParams
+		if err := decode(&p); err != nil {
+			return nil, true, err
+		}
+		r, err := s.JobTrace(ctx, p)
 		return r, true, err
 	case MethodJobFiles:
 		var p FilesParams
@@ -339,7 +348,7 @@ func DispatchDaemon(ctx context.Context, s DaemonServer, method string, decode f
 }
 
 // DaemonMethods are the methods DaemonServer serves, in Specs order.
-var DaemonMethods = []string{MethodInitialize, MethodSubscribe, MethodJobList, MethodJobStatus, MethodJobStart, MethodStartMany, MethodJobWait, MethodJobResult, MethodJobEvents, MethodJobFiles, MethodJobFile, MethodJobReply, MethodJobSteer, MethodJobStop, MethodJobCleanup, MethodJobMerge, MethodJobLand, MethodJobReview, MethodSummary, MethodStep, MethodEngineList, MethodRouteExplain, MethodRouteCalibrate, MethodLedgerList, MethodROIReport, MethodDU, MethodGC, MethodProfileList, MethodProfileSet, MethodProfileRemove, MethodProfileDefault, MethodProviderStatus, MethodProfileLogin, MethodShutdown, MethodShimChanged}
+var DaemonMethods = []string{MethodInitialize, MethodSubscribe, MethodJobList, MethodJobStatus, MethodJobStart, MethodStartMany, MethodJobWait, MethodJobResult, MethodJobEvents, MethodJobTrace, MethodJobFiles, MethodJobFile, MethodJobReply, MethodJobSteer, MethodJobStop, MethodJobCleanup, MethodJobMerge, MethodJobLand, MethodJobReview, MethodSummary, MethodStep, MethodEngineList, MethodRouteExplain, MethodRouteCalibrate, MethodLedgerList, MethodROIReport, MethodDU, MethodGC, MethodProfileList, MethodProfileSet, MethodProfileRemove, MethodProfileDefault, MethodProviderStatus, MethodProfileLogin, MethodShutdown, MethodShimChanged}
 
 // DaemonClient calls the daemon: one typed method per request of DaemonServer.
 type DaemonClient struct{ C Caller }
@@ -420,6 +429,15 @@ func (c DaemonClient) JobResult(ctx context.Context, p ResultParams) (*ResultRes
 func (c DaemonClient) JobEvents(ctx context.Context, p EventsParams) (*EventsResult, error) {
 	var r EventsResult
 	if err := c.C.Call(ctx, MethodJobEvents, p, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// JobTrace sends MethodJobTrace.
+func (c DaemonClient) JobTrace(ctx context.Context, p TraceParams) (*TraceResult, error) {
+	var r TraceResult
+	if err := c.C.Call(ctx, MethodJobTrace, p, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil

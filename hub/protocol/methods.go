@@ -15,6 +15,7 @@ const (
 	MethodJobCleanup     = "job/cleanup"      // CleanupParams → CleanupResult
 	MethodJobEvents      = "job/events"       // EventsParams → EventsResult
 	MethodStep           = "job/step"         // StepParams → StepResult: a cheap model's account of a step, checked against the repository
+	MethodJobTrace       = "job/trace"        // TraceParams → TraceResult
 	MethodEngineList     = "engine/list"      // struct{} → EnginesResult
 	MethodRouteExplain   = "route/explain"    // StartParams → RouteExplainResult
 	MethodRouteCalibrate = "route/calibrate"  // RouteCalibrateParams → RouteCalibrateResult
@@ -91,4 +92,5 @@ const (
 	CapLand      = "land"      // job/land, job/review, forecasts in job status
 	CapSummary   = "summary"   // hub/summary
 	CapQuestions = "questions" // question/asked, question/answered
+	CapTrace     = "trace"     // job/trace
 )

@@ -92,6 +92,8 @@ var Specs = []Spec{
 		"A job's result: a short summary, the full text, or the evidence (what hub observed, kept apart from what the worker claimed)."),
 	req(MethodJobEvents, EventsParams{}, EventsResult{}, reads,
 		"Reads a job's journal (or every job's) after a cursor, oldest first. Page with the returned cursor."),
+	req(MethodJobTrace, TraceParams{}, TraceResult{}, reads,
+		"A job's trace: hub's phases, and inside the run each model call, tool call and command the engine reported, with start, duration, tokens, cost and a short redacted summary. Page with from and the returned next."),
 	req(MethodJobFiles, FilesParams{}, FilesResult{}, reads,
 		"What a job changed: the files and commits of base..head, head being the tip of its branch now."),
 	req(MethodJobFile, FileParams{}, FileResult{}, reads,

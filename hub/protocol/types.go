@@ -409,11 +409,12 @@ const (
 	EventCost      EventKind = "cost"      // Data: CostEvent; what a running job has spent so far
 	EventConflict  EventKind = "conflict"  // Text: the forecast's conflicts in one line ("" when they cleared); Data: Forecast
 	EventLand      EventKind = "land"      // Text: what landed where; Data: Landing
+	EventTrace     EventKind = "trace"     // Text: the step in one line; Data: TraceEntry
 )
 
 // EventKinds lists every kind of event.
 var EventKinds = []EventKind{EventState, EventProgress, EventQuestion, EventAnswer, EventSteer, EventDelivered,
-	EventCommand, EventOutput, EventCommit, EventVerify, EventError, EventNote, EventCost, EventConflict, EventLand}
+	EventCommand, EventOutput, EventCommit, EventVerify, EventError, EventNote, EventCost, EventConflict, EventLand, EventTrace}
 
 // CostEvent is a running job's spend so far, read from the provider's answers.
 type CostEvent struct {

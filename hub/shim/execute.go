@@ -43,8 +43,15 @@ func (s *shim) execute(ctx context.Context) {
 		_ = s.fail(ctx, fmt.Sprintf("engine %q is not in this hub", j.Engine))
 		return
 	}
+	// Each phase is a trace entry, and starts where the last one ended:
+	// together they cover the job from leaving its queue to its end.
+	began := time.Now()
+	if !j.PreparingAt.IsZero() && j.PreparingAt.Before(began) {
+		s.phaseTo(ctx, protocol.PhaseLaunch, j.PreparingAt, began, "", false)
+	}
 	// A job that never ran still ends with its evidence, like any other.
 	if err := s.prepare(ctx); err != nil {
+		s.finishFrom = s.phase(ctx, protocol.PhasePrepare, began, s.red.String(err.Error()), true)
 		end := ending{state: protocol.StateFailed, err: "preparing failed: " + err.Error(), category: protocol.CategoryPrepare, outcome: notRun}
 		var sf *setupFailure
 		var df *deps.Failure
@@ -57,6 +64,8 @@ func (s *shim) execute(ctx context.Context) {
 		s.finish(ctx, end, j.BaseSHA, false, nil)
 		return
 	}
+	prepared := s.phase(ctx, protocol.PhasePrepare, began, s.prepareLine(), false)
+	s.finishFrom = prepared
 	if err := s.setState(ctx, []protocol.State{protocol.StatePreparing}, protocol.StateRunning, ""); err != nil {
 		s.finish(ctx, ending{state: protocol.StateFailed, err: err.Error(), outcome: notRun}, j.BaseSHA, false, nil)
 		return
@@ -64,18 +73,64 @@ func (s *shim) execute(ctx context.Context) {
 	guard := s.refGuard(ctx)
 	end := s.run(ctx)
 	guard(ctx)
+	ran := s.phase(ctx, protocol.PhaseRun, prepared, runLine(end), end.state != protocol.StateSucceeded)
 
 	head, salvaged, commitErr := s.commit(ctx, end)
 	if commitErr != nil {
 		end.state, end.err = protocol.StateFailed, job.CommitFailed+" (they stay in the worktree "+j.Worktree+"): "+commitErr.Error()
 		end.category = protocol.CategoryCommit
 	}
+	committed := s.phase(ctx, protocol.PhaseCommit, ran, commitLine(j.BaseSHA, head, salvaged, commitErr), commitErr != nil)
+	s.finishFrom = committed
 
 	var verify *protocol.Verify
 	if end.ranClean && commitErr == nil && s.params.Verify != "" && j.Kind == protocol.KindWrite {
 		verify = s.verify(ctx, head, &end)
+		line, failed := "did not run", true
+		if verify != nil {
+			line, failed = fmt.Sprintf("exit %d: %s", verify.ExitCode, verify.OutputTail), verify.ExitCode != 0
+		}
+		s.finishFrom = s.phase(ctx, protocol.PhaseVerify, committed, line, failed)
 	}
 	s.finish(ctx, end, head, salvaged, verify)
+}
+
+// prepareLine says in short what preparing made.
+func (s *shim) prepareLine() string {
+	if s.checkout == nil {
+		return "no checkout: " + s.dir
+	}
+	line := "checkout " + s.checkout.Dir
+	if s.setupTook > 0 {
+		line += fmt.Sprintf("; setup %s", s.setupTook.Round(time.Millisecond))
+	}
+	return line
+}
+
+// runLine is how the run ended, in short.
+func runLine(end ending) string {
+	o := end.outcome
+	line := fmt.Sprintf("%s: exit %d", end.state, o.ExitCode)
+	if o.Signal != "" {
+		line += " (" + o.Signal + ")"
+	}
+	if end.err != "" {
+		line += ": " + end.err
+	}
+	return line
+}
+
+// commitLine is what the commit phase did, in short.
+func commitLine(base, head string, salvaged bool, err error) string {
+	switch {
+	case err != nil:
+		return err.Error()
+	case head == base:
+		return "no new commit"
+	case salvaged:
+		return "salvage " + shortOrNone(head)
+	}
+	return "head " + shortOrNone(head)
 }
 
 // prepare makes the job's checkout. A write job gets branch hub/<id>; a read
@@ -443,6 +498,8 @@ func (s *shim) startEngine(ctx context.Context, env []string, out io.Writer) (en
 	if err := os.MkdirAll(scratch, 0o700); err != nil {
 		return nil, fmt.Errorf("cannot make the engine's folder: %w", err)
 	}
+	s.starts.Add(1)
+	s.engineAt = time.Now()
 	return s.eng.Start(ctx, engine.Spec{JobID: j.ID, Dir: s.dir, Checkout: s.checkout, BaseSHA: j.BaseSHA, Params: s.params, MaxMicros: j.MaxMicros, Cache: s.cacheDir(),
 		Env: env, Output: &activityWriter{w: out, s: s}, Mailbox: mailbox{s}, Scratch: scratch, HubBinary: s.o.HubBinary})
 }
@@ -503,6 +560,7 @@ loop:
 			break loop
 		}
 	}
+	ended := time.Now()
 	// Whatever the worker left running goes too: its group, and what left
 	// the group (setsid, a double fork) but stayed below the shim or
 	// carries the job's HUB_JOB.
@@ -534,6 +592,7 @@ loop:
 	s.observed = append(s.observed, o.Observed...)
 	s.observed = append(s.observed, oc)
 	s.record(ctx, protocol.EventCommand, "worker exited", oc)
+	s.workerEntry(ctx, o, ended, oc.ExitCode)
 	return end
 }
 
@@ -778,6 +837,10 @@ func (s *shim) watchStop(ctx context.Context) (<-chan string, context.CancelFunc
 // in one transaction.
 func (s *shim) finish(ctx context.Context, end ending, head string, salvaged bool, verify *protocol.Verify) {
 	j := s.job
+	from := s.finishFrom
+	if from.IsZero() {
+		from = time.Now()
+	}
 	s.claimedMu.Lock()
 	claimed := protocol.Claimed{Report: s.red.String(end.outcome.Summary), Progress: append([]string(nil), s.claimed...)}
 	s.claimedMu.Unlock()
@@ -818,8 +881,11 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 	if j.Kind == protocol.KindRead && s.checkout != nil {
 		removeCheckout(context.WithoutCancel(ctx), s.o.Paths, s.checkout)
 	}
+	// The last phase ends when the job does.
+	now := time.Now().UTC()
+	s.phaseTo(ctx, protocol.PhaseFinish, from, now, string(end.state), false)
 	_, err := job.Close(ctx, s.st, j, job.End{State: end.state, Category: end.category, Reason: end.err, Head: head,
-		Salvaged: salvaged, CostMicros: o.CostMicros, CostKnown: o.CostKnown, Tokens: o.Tokens, Evidence: ev}, time.Now().UTC())
+		Salvaged: salvaged, CostMicros: o.CostMicros, CostKnown: o.CostKnown, Tokens: o.Tokens, Evidence: ev}, now)
 	if err != nil {
 		s.o.Log.Error().Err(err).Msg("finish job")
 	}

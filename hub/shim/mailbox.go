@@ -40,6 +40,9 @@ func (m mailbox) Spent(ctx context.Context, spent micros.Micros, c protocol.Cost
 	s.poke()
 }
 
+// Trace records a step of the run in the job's trace.
+func (m mailbox) Trace(ctx context.Context, e protocol.TraceEntry) { m.s.engineStep(ctx, e) }
+
 // Note records a progress note without taking the job's queued steering,
 // which waits for the worker's own next call.
 func (m mailbox) Note(ctx context.Context, note string) {

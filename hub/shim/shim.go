@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -98,6 +99,13 @@ type shim struct {
 	// keeps are the cache fills started in the background after a
 	// checkout was set up; the shim waits for them (a while) before it exits.
 	keeps sync.WaitGroup
+	// starts counts the engine's starts (a fallback starts another), so
+	// the steps of each run keep ids of their own.
+	starts atomic.Int32
+	// engineAt is when the engine last started: the worker's trace entry begins there.
+	engineAt time.Time
+	// finishFrom is where the finish phase starts: the end of the last phase.
+	finishFrom time.Time
 	// landing: the shim only checks a commit for hub land (Check): its
 	// check's outcome is landing's to record, not the job's verify.
 	landing bool

@@ -93,6 +93,11 @@ func (s *Store) Events(ctx context.Context, jobIDs []string, since int64, limit 
 		return nil, fmt.Errorf("store: read events: %w", err)
 	}
 	defer rows.Close()
+	return scanEvents(rows)
+}
+
+// scanEvents reads the rows of an events query.
+func scanEvents(rows *sql.Rows) ([]Event, error) {
 	var out []Event
 	for rows.Next() {
 		var (
@@ -113,6 +118,16 @@ func (s *Store) Events(ctx context.Context, jobIDs []string, since int64, limit 
 		return nil, fmt.Errorf("store: read events: %w", err)
 	}
 	return out, nil
+}
+
+// EventsOfKind returns every event of one kind in a job's journal, in cursor order.
+func (s *Store) EventsOfKind(ctx context.Context, jobID string, kind protocol.EventKind) ([]Event, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT cursor, job_id, at, kind, text, data FROM events WHERE job_id = ? AND kind = ? ORDER BY cursor`, jobID, kind)
+	if err != nil {
+		return nil, fmt.Errorf("store: read %s events of %s: %w", kind, jobID, err)
+	}
+	defer rows.Close()
+	return scanEvents(rows)
 }
 
 // LastCursor is the cursor of the newest event (0 when there is none).

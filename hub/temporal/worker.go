@@ -359,7 +359,7 @@ type reporter struct {
 var relayed = map[protocol.EventKind]bool{protocol.EventState: true, protocol.EventProgress: true,
 	protocol.EventQuestion: true, protocol.EventAnswer: true, protocol.EventCommand: true, protocol.EventOutput: true,
 	protocol.EventCommit: true, protocol.EventVerify: true, protocol.EventError: true, protocol.EventNote: true,
-	protocol.EventCost: true}
+	protocol.EventCost: true, protocol.EventTrace: true}
 
 func (r *reporter) flush(ctx context.Context) {
 	for {

@@ -47,6 +47,7 @@ func (nopMailbox) Ask(context.Context, string, string, string) (agent.Answer, er
 }
 func (nopMailbox) Progress(context.Context, string) ([]string, error) { return nil, nil }
 func (nopMailbox) Spent(context.Context, agent.Spend)                 {}
+func (nopMailbox) Step(context.Context, agent.Step)                   {}
 
 func loopFigures(runs int) ([]*figure, error) {
 	over := &figure{name: "built-in loop: overhead per turn (all but the model call)", unit: "ms"}

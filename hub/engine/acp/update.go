@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -260,6 +261,7 @@ const (
 type toolCall struct {
 	title, kind, command string
 	paths                []string
+	at                   time.Time // when the agent announced it
 }
 
 // state takes the session's updates as they come and reports them to the
@@ -412,7 +414,7 @@ func (s *state) apply(u update) {
 
 // announceLocked keeps a tool call the agent started, and logs it.
 func (s *state) announceLocked(id, title, kind, command string, paths []string, input string) *toolCall {
-	tc := &toolCall{title: title, kind: kind, command: command, paths: paths}
+	tc := &toolCall{title: title, kind: kind, command: command, paths: paths, at: time.Now()}
 	if len(s.tools) < maxTools {
 		s.tools[id] = tc
 	}
@@ -435,7 +437,7 @@ func (s *state) ended(u update, tc *toolCall) {
 		cmd = tc.title // Gemini CLI titles a shell call with its command, and says it nowhere else
 	}
 	if cmd != "" {
-		s.rec.Command(cmd, u.exitCode) // nil: the agent did not say
+		s.rec.Command(cmd, u.exitCode, tc.at) // nil: the agent did not say
 	}
 }
 

@@ -40,8 +40,9 @@ type Events interface {
 	Said(text string)
 	// Tool is a tool call the hub saw the CLI make.
 	Tool(name, input string)
-	// Command is a shell command the CLI ran, with its exit code when known.
-	Command(cmd string, exitCode *int)
+	// Command is a shell command the CLI ran, with its exit code when known
+	// and when it started when the CLI said (zero: hub saw only its end).
+	Command(cmd string, exitCode *int, started time.Time)
 	// Usage adds the tokens of one model call.
 	Usage(u model.Usage)
 	// Tokens adds tokens to calls already counted (a CLI whose per-call

@@ -15,6 +15,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/engine/agentcli"
 	"github.com/hub-agents/hub/hub/internal/hubtest"
+	"github.com/hub-agents/hub/hub/protocol"
 )
 
 // The base is tested with a stand-in CLI: a shell script that prints a JSON
@@ -39,7 +40,7 @@ func parse(line []byte, ev agentcli.Events) bool {
 	case "say":
 		ev.Said(e.V)
 	case "cmd":
-		ev.Command(e.V, e.Code)
+		ev.Command(e.V, e.Code, time.Time{})
 	case "usage":
 		ev.Usage(model.Usage{Input: e.In, Output: e.Out})
 	case "cost":
@@ -325,5 +326,50 @@ func TestVersionProbeStaysOut(t *testing.T) {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("the probe wrote %s", p)
 		}
+	}
+}
+
+// The recorder makes each tool call and command it is told of a trace
+// entry: a tool call as reported (no end), a command with its exit code,
+// failed when non-zero, and its duration when the CLI said when it started.
+func TestRecorderTraces(t *testing.T) {
+	mb := &hubtest.Mailbox{}
+	rc := agentcli.NewRecorder(t.Context(), engine.Spec{Mailbox: mb}, agentcli.Pricing{})
+	before := time.Now()
+	rc.Tool("Read", `{"file_path":"a.go"}`)
+	one, zero := 1, 0
+	rc.Command("go test ./...", &one, before.Add(-1500*time.Millisecond))
+	rc.Command("ls", &zero, time.Time{})
+	rc.Command("kill -9 $$", nil, time.Time{})
+	got := mb.Traced()
+	if len(got) != 4 {
+		t.Fatalf("%d entries: %+v", len(got), got)
+	}
+	ids := map[string]bool{}
+	for _, e := range got {
+		ids[e.ID] = true
+		if e.Start.IsZero() || e.Parent != "" {
+			t.Errorf("entry %+v", e)
+		}
+	}
+	if len(ids) != 4 {
+		t.Errorf("ids are not unique: %v", ids)
+	}
+	if e := got[0]; e.Kind != protocol.TraceTool || e.Name != "Read" || e.Args != `{"file_path":"a.go"}` || e.DurationUS != 0 {
+		t.Errorf("tool entry %+v", e)
+	}
+	if e := got[1]; e.Kind != protocol.TraceCommand || e.Name != "go test ./..." || *e.ExitCode != 1 || !e.Failed ||
+		e.DurationUS < 1_500_000 || e.DurationUS > 60_000_000 || !e.Start.Equal(before.Add(-1500*time.Millisecond)) {
+		t.Errorf("timed command entry %+v", e)
+	}
+	if e := got[2]; e.Failed || e.DurationUS != 0 || *e.ExitCode != 0 {
+		t.Errorf("untimed command entry %+v", e)
+	}
+	if e := got[3]; e.Failed || e.ExitCode != nil {
+		t.Errorf("a command without an exit code is not known to have failed: %+v", e)
+	}
+	o := rc.Outcome(nil, nil, false)
+	if len(o.Observed) != 3 || o.Observed[0].DurationMS < 1500 {
+		t.Errorf("observed %+v", o.Observed)
 	}
 }

@@ -101,19 +101,38 @@ func (rc *Recorder) Said(text string) {
 func (rc *Recorder) Tool(name, input string) {
 	rc.mu.Lock()
 	rc.tools++
+	id := fmt.Sprintf("t%d", rc.tools+len(rc.commands))
 	rc.mu.Unlock()
 	rc.Log("[tool] " + name + " " + OneLine(input, 300))
+	// A CLI reports a tool call once, without its end: it has no duration.
+	rc.trace(protocol.TraceEntry{ID: id, Kind: protocol.TraceTool, Name: name, Start: time.Now(), Args: input})
 }
 
-func (rc *Recorder) Command(cmd string, exitCode *int) {
+func (rc *Recorder) Command(cmd string, exitCode *int, started time.Time) {
+	now := time.Now()
+	oc := protocol.ObservedCommand{Command: OneLine(cmd, 500), Role: "worker command", ExitCode: exitCode}
+	e := protocol.TraceEntry{Kind: protocol.TraceCommand, Name: cmd, Start: now, ExitCode: exitCode, Failed: exitCode != nil && *exitCode != 0}
+	if !started.IsZero() && !started.After(now) {
+		oc.DurationMS = now.Sub(started).Milliseconds()
+		e.Start, e.DurationUS = started, now.Sub(started).Microseconds()
+	}
 	rc.mu.Lock()
-	rc.commands = append(rc.commands, protocol.ObservedCommand{Command: OneLine(cmd, 500), Role: "worker command", ExitCode: exitCode})
+	rc.commands = append(rc.commands, oc)
+	e.ID = fmt.Sprintf("c%d", rc.tools+len(rc.commands))
 	rc.mu.Unlock()
 	code := "?"
 	if exitCode != nil {
 		code = fmt.Sprint(*exitCode)
 	}
 	rc.Log("[command] exit " + code + ": " + OneLine(cmd, 300))
+	rc.trace(e)
+}
+
+// trace records a step in the job's trace (the mailbox redacts and bounds it).
+func (rc *Recorder) trace(e protocol.TraceEntry) {
+	if mb := rc.spec.Mailbox; mb != nil {
+		mb.Trace(rc.ctx, e)
+	}
 }
 
 func (rc *Recorder) Usage(u model.Usage) {

@@ -159,7 +159,7 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 		Transcript: spec.Output,
 	}
 	if spec.Mailbox != nil {
-		cfg.Mailbox = &mailbox{mb: spec.Mailbox, job: spec.JobID}
+		cfg.Mailbox = &mailbox{mb: spec.Mailbox, job: spec.JobID, red: r.red}
 	}
 	if write && spec.BaseSHA != "" {
 		cfg.Observe = observer(spec)
@@ -311,6 +311,7 @@ func runVerify(ctx context.Context, spec engine.Spec) *rubric.VerifyFact {
 type mailbox struct {
 	mb  engine.Mailbox
 	job string
+	red *redact.Redactor
 }
 
 func (m *mailbox) Ask(ctx context.Context, kind, question, context string) (agent.Answer, error) {
@@ -327,6 +328,22 @@ func (m *mailbox) Progress(ctx context.Context, note string) ([]string, error) {
 
 func (m *mailbox) Spent(ctx context.Context, s agent.Spend) {
 	m.mb.Spent(ctx, s.Micros, protocol.CostEvent{USD: s.Micros.USD(), Known: s.Known, Tokens: s.Tokens, Calls: s.Calls, Model: s.Model})
+}
+
+// Step records one of the loop's steps in the job's trace; the key of the
+// run's own profile is redacted here too (the shim knows every profile's).
+func (m *mailbox) Step(ctx context.Context, s agent.Step) {
+	e := protocol.TraceEntry{ID: s.ID, Parent: s.Parent, Kind: protocol.TraceTool, Name: s.Name, Start: s.Start,
+		DurationUS: s.Took.Microseconds(), Args: m.red.String(s.Args), Result: m.red.String(s.Result), ExitCode: s.ExitCode, Failed: s.Failed}
+	switch s.Kind {
+	case agent.StepModel:
+		e.Kind = protocol.TraceModel
+		e.TokensIn, e.TokensOut = int64(s.TokensIn), int64(s.TokensOut)
+		e.USD, e.CostUnknown = s.Micros.USD(), !s.CostKnown
+	case agent.StepCheck:
+		e.Kind = protocol.TraceCommand
+	}
+	m.mb.Trace(ctx, e)
 }
 
 // trackedModel counts the model calls in flight: a run waiting on its model

@@ -198,7 +198,19 @@ func (r *stepRun) narrate(ctx context.Context, spec engine.Spec, p profile.Profi
 	if spec.Mailbox != nil {
 		spec.Mailbox.Note(ctx, fmt.Sprintf("narrating %d file(s) and %d commit(s) with %s", len(f.files), len(f.log), p.Name))
 	}
+	start := time.Now()
 	reply, err := r.model.Generate(ctx, call)
+	if spec.Mailbox != nil {
+		e := protocol.TraceEntry{ID: "m1", Kind: protocol.TraceModel, Name: r.model.Model(), Start: start, DurationUS: time.Since(start).Microseconds(),
+			Args: title, Failed: err != nil}
+		if err != nil {
+			e.Result = err.Error()
+		} else {
+			e.Name, e.Result = reply.Model, reply.Text
+			e.TokensIn, e.TokensOut, e.USD, e.CostUnknown = int64(reply.Usage.Input), int64(reply.Usage.Output), reply.CostMicros.USD(), !reply.CostKnown
+		}
+		spec.Mailbox.Trace(ctx, e)
+	}
 	if err != nil {
 		return fail(fmt.Errorf("the model did not narrate: %w", err))
 	}
@@ -250,8 +262,12 @@ func observeStep(ctx context.Context, spec engine.Spec, since string) (stepFacts
 		f.diff = f.diff[:stepDiffMax] + fmt.Sprintf("\n… (%d more bytes of diff not shown)", len(diff)-stepDiffMax)
 	}
 	if spec.Params.Verify != "" {
+		start := time.Now()
 		f.verify = runVerify(ctx, spec)
 		if spec.Mailbox != nil {
+			code := f.verify.ExitCode
+			spec.Mailbox.Trace(ctx, protocol.TraceEntry{ID: "c1", Kind: protocol.TraceCommand, Name: spec.Params.Verify, Start: start,
+				DurationUS: time.Since(start).Microseconds(), ExitCode: &code, Failed: code != 0 || f.verify.TimedOut, Result: f.verify.OutputTail})
 			spec.Mailbox.Note(ctx, fmt.Sprintf("check `%s` exit %d", view.OneLine(spec.Params.Verify, 80), f.verify.ExitCode))
 		}
 	}

@@ -139,9 +139,9 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 // parser reads Claude Code's stream-json: system/init, assistant and user
 // messages, rate-limit events, and the closing result.
 type parser struct {
-	quota *quotaLog         // what rate-limit events said
-	seen  map[string]bool   // message ids whose usage was counted
-	bash  map[string]string // tool_use id → command
+	quota *quotaLog           // what rate-limit events said
+	seen  map[string]bool     // message ids whose usage was counted
+	bash  map[string]bashCall // tool_use id → the command and when hub saw it asked for
 	// counted sums the per-message usage since the last result: those
 	// figures are snapshots taken as each answer starts, and the result's
 	// totals correct them.
@@ -150,7 +150,7 @@ type parser struct {
 }
 
 func newParser(quota *quotaLog) agentcli.Parser {
-	p := &parser{quota: quota, seen: map[string]bool{}, bash: map[string]string{}}
+	p := &parser{quota: quota, seen: map[string]bool{}, bash: map[string]bashCall{}}
 	return p.parse
 }
 
@@ -201,6 +201,12 @@ type content struct {
 	IsError   bool            `json:"is_error"`
 }
 
+// bashCall is a Bash tool call waiting for its result.
+type bashCall struct {
+	cmd string
+	at  time.Time
+}
+
 func (p *parser) parse(line []byte, ev agentcli.Events) bool {
 	var e event
 	if json.Unmarshal(line, &e) != nil {
@@ -228,7 +234,7 @@ func (p *parser) parse(line []byte, ev agentcli.Events) bool {
 				if c.Name == "Bash" {
 					var in struct{ Command string }
 					_ = json.Unmarshal(c.Input, &in)
-					p.bash[c.ID] = in.Command
+					p.bash[c.ID] = bashCall{in.Command, time.Now()}
 				}
 			}
 		}
@@ -253,14 +259,14 @@ func (p *parser) parse(line []byte, ev agentcli.Events) bool {
 			return false
 		}
 		for _, c := range m.Content {
-			if cmd, ok := p.bash[c.ToolUseID]; ok && c.Type == "tool_result" {
+			if call, ok := p.bash[c.ToolUseID]; ok && c.Type == "tool_result" {
 				delete(p.bash, c.ToolUseID)
 				var code *int
 				if !c.IsError {
 					zero := 0
 					code = &zero
 				}
-				ev.Command(cmd, code)
+				ev.Command(call.cmd, code, call.at)
 			}
 		}
 		return true

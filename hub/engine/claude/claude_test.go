@@ -34,7 +34,7 @@ func (e *events) Tokens(u model.Usage)    { e.log = append(e.log, "tokens "+json
 func (e *events) Cost(usd float64)        { e.log = append(e.log, "cost "+jsonOf(usd)) }
 func (e *events) Final(text string)       { e.log = append(e.log, "final "+text) }
 func (e *events) Failed(msg string)       { e.log = append(e.log, "failed "+msg) }
-func (e *events) Command(cmd string, code *int) {
+func (e *events) Command(cmd string, code *int, _ time.Time) {
 	c := "?"
 	if code != nil {
 		c = jsonOf(*code)

@@ -17,12 +17,12 @@ func (e checkedEvents) Session(id string) {
 		e.t.Fatal("Session with an empty id")
 	}
 }
-func (e checkedEvents) Said(string)          {}
-func (e checkedEvents) Tool(string, string)  {}
-func (e checkedEvents) Command(string, *int) {}
-func (e checkedEvents) Final(string)         {}
-func (e checkedEvents) Usage(u model.Usage)  { e.usage("Usage", u) }
-func (e checkedEvents) Tokens(u model.Usage) { e.usage("Tokens", u) }
+func (e checkedEvents) Said(string)                     {}
+func (e checkedEvents) Tool(string, string)             {}
+func (e checkedEvents) Command(string, *int, time.Time) {}
+func (e checkedEvents) Final(string)                    {}
+func (e checkedEvents) Usage(u model.Usage)             { e.usage("Usage", u) }
+func (e checkedEvents) Tokens(u model.Usage)            { e.usage("Tokens", u) }
 func (e checkedEvents) Failed(msg string) {
 	if msg == "" {
 		e.t.Fatal("Failed with an empty message")

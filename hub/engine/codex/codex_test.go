@@ -237,6 +237,8 @@ func (m *mailbox) Spent(_ context.Context, spent micros.Micros, _ protocol.CostE
 	m.mu.Unlock()
 }
 
+func (m *mailbox) Trace(context.Context, protocol.TraceEntry) {}
+
 func readLog(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)

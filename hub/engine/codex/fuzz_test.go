@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hub-agents/hub/agent/model"
 )
@@ -19,9 +20,9 @@ func (e checkedEvents) Session(id string) {
 		e.t.Fatal("Session with an empty id")
 	}
 }
-func (e checkedEvents) Said(string)          {}
-func (e checkedEvents) Tool(string, string)  {}
-func (e checkedEvents) Command(string, *int) {}
+func (e checkedEvents) Said(string)                     {}
+func (e checkedEvents) Tool(string, string)             {}
+func (e checkedEvents) Command(string, *int, time.Time) {}
 func (e checkedEvents) Final(text string) {
 	if strings.TrimSpace(text) == "" {
 		e.t.Fatal("Final with an empty answer")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hub-agents/hub/agent/model"
 	"github.com/hub-agents/hub/hub/engine/agentcli"
@@ -22,10 +23,13 @@ type parser struct {
 	dir    string // the worktree, which paths are shown relative to
 	last   string // the turn's last agent message: its final answer
 	failed string // the failure already reported
+	// started is when each item hub saw start began, by item id, for the
+	// command's duration when it completes.
+	started map[string]time.Time
 }
 
 func newParser(dir string) agentcli.Parser {
-	p := &parser{dir: dir}
+	p := &parser{dir: dir, started: map[string]time.Time{}}
 	return p.parse
 }
 
@@ -88,6 +92,9 @@ func (p *parser) parse(line []byte, ev agentcli.Events) bool {
 		p.last = ""
 		return true
 	case "item.started", "item.updated":
+		if e.Item != nil && e.Item.ID != "" && e.Type == "item.started" && len(p.started) < 1024 {
+			p.started[e.Item.ID] = time.Now()
+		}
 		return e.Item != nil && known[e.Item.Type]
 	case "item.completed":
 		if e.Item == nil {
@@ -132,7 +139,8 @@ func (p *parser) item(it *item, ev agentcli.Events) bool {
 	case "command_execution":
 		cmd := shellScript(it.Command)
 		ev.Tool("shell", cmd)
-		ev.Command(cmd, it.ExitCode)
+		ev.Command(cmd, it.ExitCode, p.started[it.ID])
+		delete(p.started, it.ID)
 	case "mcp_tool_call":
 		in := string(it.Arguments)
 		if it.Error != nil && it.Error.Message != "" {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -18,7 +19,7 @@ type events struct{ got []string }
 func (e *events) Session(id string)       { e.add("session %s", id) }
 func (e *events) Said(text string)        { e.add("said %q", text) }
 func (e *events) Tool(name, input string) { e.add("tool %s %s", name, input) }
-func (e *events) Command(cmd string, code *int) {
+func (e *events) Command(cmd string, code *int, _ time.Time) {
 	c := "?"
 	if code != nil {
 		c = fmt.Sprint(*code)

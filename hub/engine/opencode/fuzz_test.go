@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hub-agents/hub/agent/model"
 )
@@ -28,8 +29,8 @@ func (e *checkedEvents) Said(text string) {
 		e.t.Fatal("Said with no text")
 	}
 }
-func (e *checkedEvents) Tool(string, string)  {}
-func (e *checkedEvents) Command(string, *int) {}
+func (e *checkedEvents) Tool(string, string)             {}
+func (e *checkedEvents) Command(string, *int, time.Time) {}
 func (e *checkedEvents) Final(text string) {
 	if strings.TrimSpace(text) == "" {
 		e.t.Fatal("Final with an empty answer")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hub-agents/hub/agent/model"
 	"github.com/hub-agents/hub/hub/engine/agentcli"
@@ -52,6 +53,9 @@ type part struct {
 		Metadata struct {
 			Exit *int `json:"exit"`
 		} `json:"metadata"`
+		Time struct {
+			Start int64 `json:"start"` // Unix milliseconds
+		} `json:"time"`
 	} `json:"state"`
 }
 
@@ -111,7 +115,11 @@ func (p *parser) parse(line []byte, ev agentcli.Events) bool {
 			}
 			_ = json.Unmarshal(st.Input, &in)
 			if in.Command != "" {
-				ev.Command(in.Command, st.Metadata.Exit)
+				var started time.Time
+				if st.Time.Start > 0 {
+					started = time.UnixMilli(st.Time.Start)
+				}
+				ev.Command(in.Command, st.Metadata.Exit, started)
 			}
 		}
 		return true

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hub-agents/hub/agent/model"
 )
@@ -34,6 +35,7 @@ type events struct {
 	said     []string
 	tools    []string
 	commands []string
+	started  []time.Time
 	usage    model.Usage
 	usages   int
 	cost     *float64
@@ -51,7 +53,8 @@ func (e *events) Tool(name, input string) {
 	e.tools = append(e.tools, name+" "+input)
 	e.calls = append(e.calls, "tool")
 }
-func (e *events) Command(cmd string, code *int) {
+func (e *events) Command(cmd string, code *int, started time.Time) {
+	e.started = append(e.started, started)
 	c := "?"
 	if code != nil {
 		c = fmt.Sprint(*code)
@@ -100,6 +103,10 @@ func TestBashCommandWithItsExitCode(t *testing.T) {
 	}
 	if want := []string{"3: echo fixed > bug.txt; exit 3"}; !reflect.DeepEqual(ev.commands, want) {
 		t.Errorf("commands %v, want %v", ev.commands, want)
+	}
+	// The command's start, as OpenCode timed it, for its duration in the trace.
+	if want := []time.Time{time.UnixMilli(1796243373581)}; !reflect.DeepEqual(ev.started, want) {
+		t.Errorf("the command started %v, want %v", ev.started, want)
 	}
 	if len(ev.tools) != 1 || !strings.HasPrefix(ev.tools[0], `bash {"command":"echo fixed > bug.txt; exit 3"`) {
 		t.Errorf("tools %v", ev.tools)

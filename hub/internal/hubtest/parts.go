@@ -75,6 +75,7 @@ type Mailbox struct {
 	steers []string
 	notes  []string
 	spent  []protocol.CostEvent
+	trace  []protocol.TraceEntry
 }
 
 func (m *Mailbox) Ask(context.Context, protocol.AskParams) (*protocol.AskResult, error) {
@@ -103,6 +104,19 @@ func (m *Mailbox) Spent(_ context.Context, _ micros.Micros, c protocol.CostEvent
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.spent = append(m.spent, c)
+}
+
+func (m *Mailbox) Trace(_ context.Context, e protocol.TraceEntry) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.trace = append(m.trace, e)
+}
+
+// Traced are the trace entries given so far.
+func (m *Mailbox) Traced() []protocol.TraceEntry {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.trace)
 }
 
 // Steer queues steering for the next Progress.

@@ -1,9 +1,10 @@
 // A job's details: what the details view shows, built from the job's status,
-// its job/result (with the evidence), its job/files and the question events
-// of its journal, and rendered as one HTML page themed by the editor's CSS
-// variables. Pure (no vscode import): the unit tests cover both halves.
+// its job/result (with the evidence), its job/files, its job/trace and the
+// question events of its journal, and rendered as one HTML page themed by
+// the editor's CSS variables. Pure (no vscode import): the unit tests cover
+// both halves.
 
-import type { Event, FileChange, FilesResult, JobStatus, Question, ResultResult, Rubric } from "../protocol/generated";
+import type { Event, FileChange, FilesResult, JobStatus, Question, ResultResult, Rubric, TraceEntry, TraceResult } from "../protocol/generated";
 import * as fmt from "./format";
 import { isTerminal } from "./jobs";
 
@@ -75,6 +76,8 @@ export interface DetailsInput {
   result?: ResultResult;
   files?: FilesResult;
   questions?: QuestionEntry[];
+  /** Its trace (job/trace), or its first page. */
+  trace?: TraceResult;
   /** Why a read failed, shown instead of what it would have given. */
   problem?: string;
   /** The daemon lands jobs (its "land" capability): the page offers Land. */
@@ -101,6 +104,8 @@ export interface Details {
   cost: [string, string][];
   timings: [string, string][];
   questions: { text: string; kind: string; context?: string; asked: string; settled: string; tone: Tone }[];
+  /** The trace: hub's phases and the engine's steps, a row each, with its sums. */
+  trace?: { rows: TraceRow[]; sums: string; more?: string };
   report?: string;
   notes: string[];
   problem?: string;
@@ -162,6 +167,99 @@ export function ms(v: number): string {
     return `${Math.round(v)} ms`;
   }
   return v < 10_000 ? `${(v / 1000).toFixed(1)}s` : fmt.elapsed(v);
+}
+
+/** us formats a trace's microseconds as hub trace does: "0.85ms" under 10 ms, "12ms", "1.4s", "2m05s". */
+export function us(v: number): string {
+  if (!Number.isFinite(v) || v < 0) {
+    return "?";
+  }
+  if (v === 0) {
+    return "0ms";
+  }
+  if (v < 10_000) {
+    return `${(v / 1000).toFixed(2)}ms`;
+  }
+  if (v < 1_000_000) {
+    return `${Math.floor(v / 1000)}ms`;
+  }
+  if (v < 60_000_000) {
+    return `${(v / 1_000_000).toFixed(1)}s`;
+  }
+  const s = Math.floor(v / 1_000_000);
+  return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+}
+
+/** TraceRow is one step of the trace table. */
+export interface TraceRow {
+  step: number;
+  kind: string;
+  name: string;
+  /** How deep it nests: 0 for a phase, 1 for the run's steps, 2 for a role's. */
+  depth: number;
+  /** When it started, from the job's start: "+1.2s". */
+  start: string;
+  /** How long it took, with the gap its children left: "1.5s (gap 12ms)". */
+  took: string;
+  /** A model call's tokens in and out: "1000/50". */
+  tokens: string;
+  cost: string;
+  /** Its arguments and result in one line, as hub bounded and redacted them. */
+  summary: string;
+  tone: Tone;
+}
+
+/** traceSummary is a step's arguments and result in one line, its exit code and failure first. */
+function traceSummary(e: TraceEntry): string {
+  const parts: string[] = [];
+  if (e.failed) {
+    parts.push("FAILED");
+  }
+  if (e.exit_code !== undefined && e.exit_code !== null) {
+    parts.push(`exit ${e.exit_code}`);
+  }
+  const io = [e.args, e.result].filter((x) => x).join(" ⇒ ");
+  if (io) {
+    parts.push(io);
+  }
+  return parts.join(" · ");
+}
+
+/** traceOf turns a job/trace result into the table's rows and its sums. */
+export function traceOf(t: TraceResult): NonNullable<Details["trace"]> {
+  const entries = t.entries ?? [];
+  const parent = new Map(entries.map((e) => [e.id, e.parent ?? ""]));
+  const depth = (e: TraceEntry): number => {
+    let n = 0;
+    for (let p = e.parent ?? ""; p && n < entries.length; p = parent.get(p) ?? "") {
+      n++;
+    }
+    return n;
+  };
+  const origin = Date.parse(t.started ?? entries[0]?.start ?? "");
+  const rows = entries.map((e): TraceRow => {
+    const offset = (Date.parse(e.start) - origin) * 1000;
+    const isModel = e.kind === "model";
+    return {
+      step: e.step ?? 0,
+      kind: e.kind,
+      name: e.name,
+      depth: depth(e),
+      start: Number.isFinite(offset) ? `+${us(Math.max(offset, 0))}` : "",
+      took: us(e.duration_us) + (e.gap_us ? ` (gap ${us(e.gap_us)})` : ""),
+      tokens: isModel ? `${e.tokens_in ?? 0}/${e.tokens_out ?? 0}` : "",
+      cost: isModel ? (e.cost_unknown ? "?" : `$${(e.usd ?? 0).toFixed(4)}`) : "",
+      summary: traceSummary(e),
+      tone: e.failed ? "bad" : "plain",
+    };
+  });
+  const count = (kind: string) => entries.filter((e) => e.kind === kind).length;
+  const sums = [`${count("model")} model calls, ${count("tool")} tool calls, ${count("command")} commands`];
+  if (t.started) {
+    sums.unshift(`running ${us(t.running_us)}, phases cover ${us(t.running_us - t.phase_gap_us)} (gap ${us(t.phase_gap_us)})`);
+  }
+  const more = t.next ? `steps ${entries[0]?.step ?? 1}–${t.next - 1} of ${t.total}; the rest: hub trace ${t.id} --from ${t.next}` : undefined;
+  return { rows, sums: sums.join(" · "), more };
 }
 
 function rubricOf(r: Rubric): NonNullable<Details["rubric"]> {
@@ -312,6 +410,7 @@ export function buildDetails(input: DetailsInput): Details {
     cost,
     timings,
     questions,
+    trace: input.trace ? traceOf(input.trace) : undefined,
     report: ev?.claimed?.report || undefined,
     notes: ev?.notes ?? [],
     problem: input.problem,
@@ -435,6 +534,18 @@ export function renderDetails(d: Details, cspSource: string): string {
     : `<p class="muted">The worker asked nothing.</p>`;
   out.push(section(`Questions (${d.questions.length})`, qs, "questions"));
   out.push(`<div class="columns">${section("Cost", table(d.cost), "cost")}${section("Timings", table(d.timings), "timings")}</div>`);
+  if (d.trace) {
+    const t = d.trace;
+    const head = ["step", "kind", "name", "start", "took", "tokens in/out", "cost", "summary"].map((h) => `<th>${esc(h)}</th>`).join("");
+    const rows = t.rows
+      .map((r) => `<tr class="tone-${r.tone === "bad" ? "bad" : "plain"}"><td class="num">${r.step}</td><td class="muted">${esc(r.kind)}</td><td style="padding-left: ${r.depth * 14}px">${esc(r.name)}</td>` +
+        `<td class="num">${esc(r.start)}</td><td class="num">${esc(r.took)}</td><td class="num">${esc(r.tokens)}</td><td class="num">${esc(r.cost)}</td><td class="summary">${esc(r.summary)}</td></tr>`)
+      .join("");
+    const body = t.rows.length
+      ? `<table class="trace"><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table><p class="muted">${esc(t.sums)}</p>${t.more ? `<p class="muted">${esc(t.more)}</p>` : ""}`
+      : `<p class="muted">No steps yet.</p>`;
+    out.push(section(`Trace (${t.rows.length}${t.more ? "+" : ""} steps)`, body, "trace"));
+  }
   if (d.report) {
     out.push(section("The worker's report (unverified)", `<pre>${esc(d.report)}</pre>`, "report"));
   }
@@ -483,4 +594,9 @@ a.button.primary { background: var(--vscode-button-background); color: var(--vsc
 ul.conflicts { padding-left: 20px; margin: 4px 0; }
 ol.questions { padding-left: 20px; }
 ol.questions li { margin-bottom: 6px; }
+table.trace th { font-weight: normal; color: var(--vscode-descriptionForeground); white-space: nowrap; }
+table.trace td { white-space: nowrap; }
+table.trace td.num { font-family: var(--vscode-editor-font-family); text-align: right; }
+table.trace td.summary { white-space: normal; overflow-wrap: anywhere; font-family: var(--vscode-editor-font-family); }
+table.trace tr.tone-bad td { color: var(--vscode-testing-iconFailed, #e51400); }
 `;

@@ -32,6 +32,8 @@ export const Methods = {
   JobEvents: "job/events",
   /** client → daemon: StepParams → StepResult. An account of a step of work in a repository, from its real state, not from the claim: a read job on the step engine checks out the work tree as it is (uncommitted changes too), runs the check there, and has a cheap model narrate the files and commits since the step began and judge the claim's statements; hub's own checks outrank the model. Waits for the account; booked in the ledger like any job. */
   Step: "job/step",
+  /** client → daemon: TraceParams → TraceResult. A job's trace: hub's phases, and inside the run each model call, tool call and command the engine reported, with start, duration, tokens, cost and a short redacted summary. Page with from and the returned next. */
+  JobTrace: "job/trace",
   /** client → daemon: Empty → EnginesResult. The engines on this machine, what each can enforce and its quota, with the month's money. */
   EngineList: "engine/list",
   /** client → daemon: StartParams → RouteExplainResult. The router's decision for a start request, made exactly as job/start would make it, without starting anything. */
@@ -159,6 +161,8 @@ export const EventKinds = {
   Conflict: "conflict",
   /** Text: what landed where; Data: Landing */
   Land: "land",
+  /** Text: the step in one line; Data: TraceEntry */
+  Trace: "trace",
 } as const;
 
 /** Kinds of job (StartParams.kind). */
@@ -249,6 +253,8 @@ export const Capabilities = {
   Summary: "summary",
   /** question/asked, question/answered */
   Questions: "questions",
+  /** job/trace */
+  Trace: "trace",
 } as const;
 
 /** ErrorData is the data member of every error hub returns. */
@@ -888,7 +894,78 @@ export interface Event {
 }
 
 /** EventKind is the kind of a journal event: what its text and data hold. */
-export type EventKind = "state" | "progress" | "question" | "answer" | "steer" | "delivered" | "command" | "output" | "commit" | "verify" | "error" | "note" | "cost" | "conflict" | "land";
+export type EventKind = "state" | "progress" | "question" | "answer" | "steer" | "delivered" | "command" | "output" | "commit" | "verify" | "error" | "note" | "cost" | "conflict" | "land" | "trace";
+
+/** TraceParams asks for a job's trace, or a page of it. */
+export interface TraceParams {
+  /** the job id */
+  id: string;
+  /** the first step to return (default 1) */
+  from?: number;
+  /** at most this many entries (0: all) */
+  limit?: number;
+}
+
+/** TraceResult is a job's trace: hub's phases, and inside the run phase the worker (the engine's run) and its model calls, tool calls and commands, ordered by start. The phases follow one another, so their durations add up to running_us, less the moments between them (phase_gap_us); an entry's children add up to it less its gap_us. */
+export interface TraceResult {
+  /** the job id */
+  id: string;
+  /** its state */
+  state: State;
+  /** Started is when hub took the job from its queue (absent while it waits). */
+  started?: string;
+  /** Ended is when it ended (absent while it runs). */
+  ended?: string;
+  /** RunningUS is from started to ended (or to now). */
+  running_us: number;
+  /** PhaseGapUS is the part of running_us no phase covered. */
+  phase_gap_us: number;
+  /** the page asked for, by step */
+  entries: TraceEntry[];
+  /** entries in the whole trace */
+  total: number;
+  /** Next is the step to pass as from for the rest (0: none left). */
+  next?: number;
+}
+
+/** TraceEntry is one step of a job's trace: a journal event of kind trace carries one (without step and gap_us, which are set when the trace is read). The summaries are redacted and at most TraceSummaryMax characters. */
+export interface TraceEntry {
+  /** its place in the trace, by start, from 1 */
+  step?: number;
+  /** unique within the job: a phase's name, worker for the engine's run, m3 for a model call, t4 for a tool call (2.m3 in an engine started again) */
+  id: string;
+  /** the entry it ran inside: run for the worker's own entry, worker for the engine's steps, a role's tool call for its sub-loop's */
+  parent?: string;
+  /** phase | model | tool | command */
+  kind: TraceKind;
+  /** the phase, the model that answered, the tool, or the command */
+  name: string;
+  /** when it started */
+  start: string;
+  /** DurationUS is how long it took, in microseconds; 0 when the engine reported the step without its end. */
+  duration_us: number;
+  /** a model call's input tokens */
+  tokens_in?: number;
+  /** a model call's output tokens */
+  tokens_out?: number;
+  /** a model call's cost */
+  usd?: number;
+  /** CostUnknown marks a model call the provider gave no price for. */
+  cost_unknown?: boolean;
+  /** what it was given, in short */
+  args?: string;
+  /** what came back, in short */
+  result?: string;
+  /** a command's exit code, when reported */
+  exit_code?: number;
+  /** it failed: an error, a non-zero exit */
+  failed?: boolean;
+  /** GapUS, on an entry other entries ran inside, is the part of its duration none of them covered: the engine's own time between steps. */
+  gap_us?: number;
+}
+
+/** TraceKind is what a trace entry is. */
+export type TraceKind = "phase" | "model" | "tool" | "command";
 
 /** FilesParams names the job whose changes to list. */
 export interface FilesParams {
@@ -1740,6 +1817,7 @@ export interface RequestMap {
   "job/wait": [WaitParams, WaitResult];
   "job/result": [ResultParams, ResultResult];
   "job/events": [EventsParams, EventsResult];
+  "job/trace": [TraceParams, TraceResult];
   "job/files": [FilesParams, FilesResult];
   "job/file": [FileParams, FileResult];
   "job/reply": [ReplyParams, ReplyResult];

@@ -1,6 +1,7 @@
 // The job details view: one webview panel ("Hub: <id>") showing a job's
-// summary, files, verify, rubric, cost, timings and questions. It reads
-// job/result (with the evidence), job/files and the job's journal (for the
+// summary, files, verify, rubric, cost, timings, questions and trace. It
+// reads job/result (with the evidence), job/files, job/trace (its first
+// traceLimit steps, from a daemon that has it) and the job's journal (for the
 // questions, from the last cursor read on), and reads them again when the job
 // changes. Clicking a job in the tree, or Hub: Show Job Details, opens it;
 // the panel follows the job it was last pointed at.
@@ -16,12 +17,15 @@ import { Capabilities, Methods } from "../protocol/generated";
 /** How long to wait after a change before reading again (changes come in bursts). */
 const settleMs = 150;
 
+/** How many trace steps the page shows; the rest are for hub trace. */
+const traceLimit = 500;
+
 export class JobDetails implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
   private jobId: string | undefined;
   private history = new QuestionHistory();
   /** The last job/result and job/files read for the job, shown when a read fails (disconnected). */
-  private last: Pick<DetailsInput, "result" | "files"> = {};
+  private last: Pick<DetailsInput, "result" | "files" | "trace"> = {};
   private readonly reread = new Coalesce(settleMs, () => void this.read());
   private reading: Promise<void> | undefined;
   private again = false;
@@ -111,6 +115,12 @@ export class JobDetails implements vscode.Disposable {
             (err: unknown) => problems.push(`job/files: ${errorText(err)}`),
           ),
       this.readQuestions(id, history).catch((err: unknown) => problems.push(`job/events: ${errorText(err)}`)),
+      !this.session.supports(Capabilities.Trace)
+        ? undefined
+        : this.session.request(Methods.JobTrace, { id, limit: traceLimit }).then(
+            (r) => (input.trace = r),
+            (err: unknown) => problems.push(`job/trace: ${errorText(err)}`),
+          ),
     ]);
     if (this.jobId !== id || this.panel !== panel) {
       return; // pointed at another job meanwhile
@@ -122,7 +132,8 @@ export class JobDetails implements vscode.Disposable {
     // What failed to read shows as it was last read.
     input.result ??= last.result;
     input.files ??= last.files;
-    this.last = { result: input.result, files: input.files };
+    input.trace ??= last.trace;
+    this.last = { result: input.result, files: input.files, trace: input.trace };
     if (problems.length) {
       const connected = this.session.model.connected;
       input.problem = connected ? `Could not read everything: ${problems.join("; ")}` : "Disconnected: this is what was last read.";

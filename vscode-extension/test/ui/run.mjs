@@ -429,6 +429,7 @@ async function scenario(theme) {
 			/^Verify$/m, /passed \(exit 0\)/, new RegExp(`command\\s+${VERIFY.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`),
 			/^Cost$/m, /reserved\s+\$\d+\.\d\d/, /^Timings$/m, /total\s+\d/, /of which waiting for answers/,
 			/^Questions \(1\)$/m, /answered at/,
+			/^Trace \(7 steps\)$/m, /phase\s+run\s+\+\d/, /phase\s+verify\s+\+\d.*exit 0/, /running \S+, phases cover \S+ \(gap \S+\)/,
 		]);
 		await h.screenshot('06-details.png');
 		// The picture in the extension's README: the editor area with the details.

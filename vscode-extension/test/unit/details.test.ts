@@ -6,9 +6,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { buildDetails, clock, commandLink, esc, ms, QuestionHistory, renderDetails } from "../../src/model/details";
+import { buildDetails, clock, commandLink, esc, ms, QuestionHistory, renderDetails, us } from "../../src/model/details";
 import { Session } from "../../src/model/session";
-import { Methods, type Event, type JobStatus, type ResultResult } from "../../src/protocol/generated";
+import { Capabilities, Methods, type Event, type JobStatus, type ResultResult, type TraceResult } from "../../src/protocol/generated";
 import { hubBin, Sandbox, until } from "./harness";
 
 function job(id: string, state: JobStatus["state"], extra: Partial<JobStatus> = {}): JobStatus {
@@ -112,6 +112,38 @@ describe("details, pure", () => {
     assert.deepEqual(JSON.parse(decodeURIComponent(link[1].replace(/&quot;/g, '"'))), ["ab12cd34", { path: "a.txt", change: "modified", added: 2, deleted: 1 }]);
   });
 
+  test("the trace: a row a step, nested by depth, failures marked, gaps and sums shown, the rest paged", () => {
+    const trace: TraceResult = {
+      id: "ab12cd34", state: "failed", started: "2026-01-01T00:00:00Z", ended: "2026-01-01T00:00:02Z", running_us: 2_000_000, phase_gap_us: 1_000, total: 60, next: 5,
+      entries: [
+        { step: 1, id: "launch", kind: "phase", name: "launch", start: "2026-01-01T00:00:00Z", duration_us: 12_000 },
+        { step: 2, id: "run", kind: "phase", name: "run", start: "2026-01-01T00:00:00.012Z", duration_us: 1_500_000, gap_us: 40_000, result: "failed: exit 1" },
+        { step: 3, id: "m1", parent: "run", kind: "model", name: "gpt-x", start: "2026-01-01T00:00:00.020Z", duration_us: 1_200_000, tokens_in: 1000, tokens_out: 50, usd: 0.0125, args: "lead: 2 messages", result: "→ run_shell" },
+        { step: 4, id: "t2", parent: "run", kind: "tool", name: "run_shell", start: "2026-01-01T00:00:01.3Z", duration_us: 850, args: '{"command":"make <test>"}', result: "exit code 1", failed: true },
+      ],
+    };
+    const d = buildDetails({ status: job("ab12cd34", "failed"), trace });
+    assert.deepEqual(d.trace?.rows.map((r) => [r.step, r.kind, r.name, r.depth, r.start, r.took, r.tokens, r.cost, r.tone]), [
+      [1, "phase", "launch", 0, "+0ms", "12ms", "", "", "plain"],
+      [2, "phase", "run", 0, "+12ms", "1.5s (gap 40ms)", "", "", "plain"],
+      [3, "model", "gpt-x", 1, "+20ms", "1.2s", "1000/50", "$0.0125", "plain"],
+      [4, "tool", "run_shell", 1, "+1.3s", "0.85ms", "", "", "bad"],
+    ]);
+    assert.equal(d.trace?.rows[3].summary, 'FAILED · {"command":"make <test>"} ⇒ exit code 1');
+    assert.equal(d.trace?.sums, "running 2.0s, phases cover 2.0s (gap 1.00ms) · 1 model calls, 1 tool calls, 0 commands");
+    assert.equal(d.trace?.more, "steps 1–4 of 60; the rest: hub trace ab12cd34 --from 5");
+    const html = renderDetails(d, "x:");
+    assert.match(html, /<h2>Trace \(4\+ steps\)<\/h2>/);
+    assert.match(html, /<td style="padding-left: 14px">gpt-x<\/td>/);
+    assert.match(html, /make &lt;test&gt;/);
+    assert.doesNotMatch(html, /make <test>/);
+    assert.match(html, /<tr class="tone-bad">/);
+    // No trace read: no section.
+    assert.doesNotMatch(renderDetails(buildDetails({ status: job("j", "running") }), "x:"), /Trace/);
+    assert.equal(us(0), "0ms");
+    assert.equal(us(125_000_000), "2m05s");
+  });
+
   test("helpers", () => {
     assert.equal(esc(`<a href="x">&'`), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
     assert.equal(commandLink("hub.showLog", ["x"], "Log <1>"), '<a href="command:hub.showLog?%5B%22x%22%5D">Log &lt;1&gt;</a>');
@@ -159,8 +191,17 @@ describe("details from a real daemon", () => {
     history.take(journal.events);
     assert.equal(history.cursor, journal.cursor);
 
-    const d = buildDetails({ status, result, files, questions: history.entries() });
+    assert.ok(session.supports(Capabilities.Trace), "the daemon serves job/trace");
+    const trace = await session.request(Methods.JobTrace, { id, limit: 500 });
+    const d = buildDetails({ status, result, files, questions: history.entries(), trace });
     assert.equal(d.headline, "failed · verify failed (exit 3)");
+    // hub's phases, in order, adding up to the running time; the verify failed.
+    // The worker's own entry, under the run, is the command hub ran.
+    assert.deepEqual(d.trace?.rows.map((r) => (r.kind === "command" ? "worker" : r.name)), ["launch", "prepare", "run", "worker", "commit", "verify", "finish"]);
+    assert.match(d.trace?.rows[3].name ?? "", /hub ask "which color\?"/);
+    assert.deepEqual(d.trace?.rows.map((r) => r.depth), [0, 0, 0, 1, 0, 0, 0]);
+    assert.equal(d.trace?.rows.find((r) => r.name === "verify")?.tone, "bad");
+    assert.ok(trace.running_us > 0 && trace.phase_gap_us < trace.running_us * 0.05, `running ${trace.running_us}µs, gap ${trace.phase_gap_us}µs`);
     assert.deepEqual(d.facts.find(([k]) => k === "branch"), ["branch", `hub/${id}`]);
     assert.ok(d.summary && d.summary.length > 0, "a summary");
     assert.deepEqual(d.files.map((f) => f.path), ["color.txt"]);
@@ -173,6 +214,7 @@ describe("details from a real daemon", () => {
     assert.ok(d.timings.some(([k]) => k === "total"), d.timings.join(";"));
     assert.ok(d.timings.some(([k]) => k === "of which waiting for answers"), d.timings.join(";"));
     const html = renderDetails(d, "x:");
+    assert.match(html, /<h2>Trace \(7 steps\)<\/h2>/);
     assert.match(html, /which color\?/);
     assert.match(html, /teal/);
   });
