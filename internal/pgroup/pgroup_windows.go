@@ -1,0 +1,172 @@
+package pgroup
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"sync"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/windows"
+)
+
+// jobs holds the Job Object of each group this process started, by the
+// pid of its head. The handle is closed when the group is ended; while it
+// is open, KILL_ON_JOB_CLOSE ends the tree should this process die.
+var (
+	jobsMu sync.Mutex
+	jobs   = map[int]windows.Handle{}
+)
+
+// setGroup: a console process group of its own (so a Ctrl-C in hub's
+// console does not reach it directly); the Job Object comes in started.
+func setGroup(a *syscall.SysProcAttr) {
+	a.CreationFlags |= windows.CREATE_NEW_PROCESS_GROUP
+}
+
+func detach(a *syscall.SysProcAttr) {
+	a.CreationFlags |= windows.CREATE_NEW_PROCESS_GROUP | windows.DETACHED_PROCESS
+	a.HideWindow = true
+}
+
+// started puts the new process into a Job Object of its own that kills
+// its processes when its last handle closes. On failure the process is
+// killed: a command hub could not end as a tree must not run.
+func started(cmd *exec.Cmd) error {
+	pid := cmd.Process.Pid
+	job, err := newJob(pid)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return fmt.Errorf("put process %d in a job object: %w", pid, err)
+	}
+	jobsMu.Lock()
+	jobs[pid] = job
+	jobsMu.Unlock()
+	return nil
+}
+
+func newJob(pid int) (windows.Handle, error) {
+	job, err := windows.CreateJobObject(nil, nil)
+	if err != nil {
+		return 0, err
+	}
+	info := windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION{}
+	info.BasicLimitInformation.LimitFlags = windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE
+	if _, err := windows.SetInformationJobObject(job, windows.JobObjectExtendedLimitInformation,
+		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info))); err != nil {
+		windows.CloseHandle(job)
+		return 0, err
+	}
+	p, err := windows.OpenProcess(windows.PROCESS_SET_QUOTA|windows.PROCESS_TERMINATE, false, uint32(pid))
+	if err != nil {
+		windows.CloseHandle(job)
+		return 0, err
+	}
+	defer windows.CloseHandle(p)
+	if err := windows.AssignProcessToJobObject(job, p); err != nil {
+		windows.CloseHandle(job)
+		return 0, err
+	}
+	return job, nil
+}
+
+// Signal ends the group pgid: any signal but 0 terminates its whole Job
+// Object at once (Windows has no SIGTERM to give a grace with). A group
+// this process did not start (no job known) is ended by terminating its
+// head alone. A group that is gone is no error.
+func Signal(pgid int, sig syscall.Signal) error {
+	if pgid <= 1 {
+		return errors.New("no process group to signal")
+	}
+	if sig == 0 {
+		if !Alive(pgid) {
+			return syscall.ESRCH
+		}
+		return nil
+	}
+	jobsMu.Lock()
+	job, ok := jobs[pgid]
+	if ok {
+		delete(jobs, pgid)
+	}
+	jobsMu.Unlock()
+	if ok {
+		err := windows.TerminateJobObject(job, 1)
+		windows.CloseHandle(job)
+		return err
+	}
+	return SignalPID(pgid, sig)
+}
+
+// SignalPID terminates the one process pid (any signal but 0). A process
+// that is gone is no error.
+func SignalPID(pid int, sig syscall.Signal) error {
+	if pid <= 0 {
+		return errors.New("no process to signal")
+	}
+	access := uint32(windows.PROCESS_TERMINATE)
+	if sig == 0 {
+		access = windows.PROCESS_QUERY_LIMITED_INFORMATION
+	}
+	p, err := windows.OpenProcess(access, false, uint32(pid))
+	if err != nil {
+		if errors.Is(err, windows.ERROR_INVALID_PARAMETER) {
+			return nil // no such process
+		}
+		return err
+	}
+	defer windows.CloseHandle(p)
+	if sig == 0 {
+		return nil
+	}
+	err = windows.TerminateProcess(p, 1)
+	if errors.Is(err, windows.ERROR_ACCESS_DENIED) && exited(p) {
+		return nil // it was on its way out
+	}
+	return err
+}
+
+// Alive reports whether the group pgid still has a process: its Job
+// Object's active processes when this process started it, else whether
+// its head runs.
+func Alive(pgid int) bool {
+	if pgid <= 1 {
+		return false
+	}
+	jobsMu.Lock()
+	job, ok := jobs[pgid]
+	jobsMu.Unlock()
+	if ok {
+		var acct basicAccounting
+		if err := windows.QueryInformationJobObject(job, windows.JobObjectBasicAccountingInformation,
+			uintptr(unsafe.Pointer(&acct)), uint32(unsafe.Sizeof(acct)), nil); err == nil {
+			return acct.ActiveProcesses > 0
+		}
+	}
+	p, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pgid))
+	if err != nil {
+		return false
+	}
+	defer windows.CloseHandle(p)
+	return !exited(p)
+}
+
+// exited reports whether process p has ended (its handle is signalled).
+func exited(p windows.Handle) bool {
+	ev, err := windows.WaitForSingleObject(p, 0)
+	return err == nil && ev == windows.WAIT_OBJECT_0
+}
+
+// basicAccounting is JOBOBJECT_BASIC_ACCOUNTING_INFORMATION.
+type basicAccounting struct {
+	TotalUserTime             int64
+	TotalKernelTime           int64
+	ThisPeriodTotalUserTime   int64
+	ThisPeriodTotalKernelTime int64
+	TotalPageFaultCount       uint32
+	TotalProcesses            uint32
+	ActiveProcesses           uint32
+	TotalTerminatedProcesses  uint32
+}
