@@ -88,7 +88,7 @@ func (w *Workspace) runShell(ctx context.Context, a args) (string, error) {
 		return "", err
 	}
 	defer pr.Close()
-	argv := []string{"/bin/sh", "-c", command}
+	argv := []string{shellPath, "-c", command}
 	if w.opt.Wrap != nil {
 		if argv, err = w.opt.Wrap(argv); err != nil {
 			return "", err
