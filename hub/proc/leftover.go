@@ -50,7 +50,8 @@ type LeftoverOptions struct {
 	// in /proc/<pid>/environ and started at or after LeaderStart is the
 	// command's too: best effort, for one that left both the group and the
 	// subreaper's tree (or ran with no subreaper). A process that changed
-	// its environment and escaped the tree is not found.
+	// its environment and escaped the tree is not found. Linux only: macOS
+	// and Windows do not show hub another process's environment.
 	Marker string
 	// Exclude are processes that are not the command's, though they may
 	// look so (the caller's other children, started meanwhile): neither
@@ -65,7 +66,8 @@ type LeftoverOptions struct {
 // SIGTERM are not reported.
 type Leftover struct {
 	PID int
-	// Command is its command line from /proc/<pid>/cmdline (NULs as spaces,
+	// Command is its command line from /proc/<pid>/cmdline (on macOS and
+	// Windows its program's name in brackets) (NULs as spaces,
 	// at most about 200 bytes, valid UTF-8; "[name]" when it has none), as
 	// the process gave it: the caller redacts it before it records it.
 	Command string
