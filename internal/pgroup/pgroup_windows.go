@@ -12,8 +12,11 @@ import (
 )
 
 // jobs holds the Job Object of each group this process started, by the
-// pid of its head. The handle is closed when the group is ended; while it
-// is open, KILL_ON_JOB_CLOSE ends the tree should this process die.
+// pid of its head. While its handle is open, KILL_ON_JOB_CLOSE ends the
+// tree should this process die. Once the group is ended the handle is
+// closed (0) but the entry stays, so that a later signal to the group is
+// no signal to whatever process has the head's pid by then; a new group
+// whose head gets that pid replaces it.
 var (
 	jobsMu sync.Mutex
 	jobs   = map[int]windows.Handle{}
@@ -73,9 +76,12 @@ func newJob(pid int) (windows.Handle, error) {
 }
 
 // Signal ends the group pgid: any signal but 0 terminates its whole Job
-// Object at once (Windows has no SIGTERM to give a grace with). A group
-// this process did not start (no job known) is ended by terminating its
-// head alone. A group that is gone is no error.
+// Object at once (Windows has no SIGTERM to give a grace with); a group
+// ended already is left alone. A group this process did not start (no job
+// known: a shim's, after it died, whose own handle closing ended its jobs)
+// is ended by terminating its head alone; the caller checks first that the
+// pid is still the head's (hub/proc.KillGroup). A group that is gone is
+// no error.
 func Signal(pgid int, sig syscall.Signal) error {
 	if pgid <= 1 {
 		return errors.New("no process group to signal")
@@ -87,17 +93,18 @@ func Signal(pgid int, sig syscall.Signal) error {
 		return nil
 	}
 	jobsMu.Lock()
+	defer jobsMu.Unlock()
 	job, ok := jobs[pgid]
-	if ok {
-		delete(jobs, pgid)
+	if !ok {
+		return SignalPID(pgid, sig)
 	}
-	jobsMu.Unlock()
-	if ok {
-		err := windows.TerminateJobObject(job, 1)
-		windows.CloseHandle(job)
-		return err
+	if job == 0 {
+		return nil // ended before
 	}
-	return SignalPID(pgid, sig)
+	err := windows.TerminateJobObject(job, 1)
+	windows.CloseHandle(job)
+	jobs[pgid] = 0
+	return err
 }
 
 // SignalPID terminates the one process pid (any signal but 0). A process
@@ -106,7 +113,7 @@ func SignalPID(pid int, sig syscall.Signal) error {
 	if pid <= 0 {
 		return errors.New("no process to signal")
 	}
-	access := uint32(windows.PROCESS_TERMINATE)
+	access := uint32(windows.PROCESS_TERMINATE | windows.SYNCHRONIZE) // SYNCHRONIZE: for exited
 	if sig == 0 {
 		access = windows.PROCESS_QUERY_LIMITED_INFORMATION
 	}
@@ -135,17 +142,10 @@ func Alive(pgid int) bool {
 	if pgid <= 1 {
 		return false
 	}
-	jobsMu.Lock()
-	job, ok := jobs[pgid]
-	jobsMu.Unlock()
-	if ok {
-		var acct basicAccounting
-		if err := windows.QueryInformationJobObject(job, windows.JobObjectBasicAccountingInformation,
-			uintptr(unsafe.Pointer(&acct)), uint32(unsafe.Sizeof(acct)), nil); err == nil {
-			return acct.ActiveProcesses > 0
-		}
+	if n, ok := active(pgid); ok {
+		return n > 0
 	}
-	p, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, uint32(pgid))
+	p, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION|windows.SYNCHRONIZE, false, uint32(pgid))
 	if err != nil {
 		return false
 	}
@@ -153,7 +153,25 @@ func Alive(pgid int) bool {
 	return !exited(p)
 }
 
-// exited reports whether process p has ended (its handle is signalled).
+// active counts the live processes of the Job Object of group pgid; ok is
+// false when this process holds no open job for it.
+func active(pgid int) (n uint32, ok bool) {
+	jobsMu.Lock()
+	defer jobsMu.Unlock() // Signal closes the handle under the lock
+	job := jobs[pgid]
+	if job == 0 {
+		return 0, false
+	}
+	var acct basicAccounting
+	if err := windows.QueryInformationJobObject(job, windows.JobObjectBasicAccountingInformation,
+		uintptr(unsafe.Pointer(&acct)), uint32(unsafe.Sizeof(acct)), nil); err != nil {
+		return 0, false
+	}
+	return acct.ActiveProcesses, true
+}
+
+// exited reports whether process p (a handle with SYNCHRONIZE access) has
+// ended: its handle is signalled.
 func exited(p windows.Handle) bool {
 	ev, err := windows.WaitForSingleObject(p, 0)
 	return err == nil && ev == windows.WAIT_OBJECT_0
