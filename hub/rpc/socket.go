@@ -56,7 +56,7 @@ func openSockDir(dir string) (*sockDir, error) {
 
 // addr is the address of name inside the directory.
 func (d *sockDir) addr(path, name string) (string, error) {
-	a := d.base + "/" + name
+	a := d.base + string(filepath.Separator) + name
 	if len(a) > maxSunPath {
 		return "", fmt.Errorf("socket path %s is too long (the socket name may have at most %d bytes)", path, maxSunPath-len(d.base)-1)
 	}
@@ -110,7 +110,7 @@ func Listen(path string) (net.Listener, error) {
 	}
 	ul, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
 	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
+		if inUse(err) {
 			return nil, fmt.Errorf("listen on %s: %w", path, ErrInUse)
 		}
 		return nil, fmt.Errorf("listen on %s: %w", path, renamePath(err, path))
@@ -162,7 +162,7 @@ func removeStale(addr, path string) error {
 		nc.Close()
 		return fmt.Errorf("listen on %s: %w", path, ErrInUse)
 	}
-	if !errors.Is(err, syscall.ECONNREFUSED) {
+	if !refused(err) {
 		return fmt.Errorf("listen on %s: cannot tell whether the existing socket is live: %w", path, renamePath(err, path))
 	}
 	if err := os.Remove(addr); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -231,7 +231,11 @@ func Dial(ctx context.Context, path string) (net.Conn, error) {
 	var dialer net.Dialer
 	nc, err := dialer.DialContext(ctx, "unix", addr)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", path, renamePath(err, path))
+		err = renamePath(err, path)
+		if refused(err) && !errors.Is(err, syscall.ECONNREFUSED) {
+			err = fmt.Errorf("%w (%w)", syscall.ECONNREFUSED, err) // one cause to check on every platform
+		}
+		return nil, fmt.Errorf("dial %s: %w", path, err)
 	}
 	return nc, nil
 }

@@ -35,3 +35,9 @@ func makeDirPrivate(f *os.File, fi fs.FileInfo, dirPath string) error {
 
 // makePrivate makes the socket file mode 0600.
 func makePrivate(addr string) error { return os.Chmod(addr, 0o600) }
+
+// refused reports whether err says nothing listens on the socket.
+func refused(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }
+
+// inUse reports whether err says the address is taken.
+func inUse(err error) bool { return errors.Is(err, syscall.EADDRINUSE) }

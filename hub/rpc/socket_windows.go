@@ -1,9 +1,11 @@
 package rpc
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/windows"
 )
@@ -47,3 +49,14 @@ func makeDirPrivate(*os.File, fs.FileInfo, string) error { return nil }
 // makePrivate: the socket file inherits its folder's ACL (see
 // makeDirPrivate); there is no mode to set.
 func makePrivate(string) error { return nil }
+
+// refused reports whether err says nothing listens on the socket: Winsock's
+// WSAECONNREFUSED, which is not syscall.ECONNREFUSED here.
+func refused(err error) bool {
+	return errors.Is(err, windows.WSAECONNREFUSED) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// inUse reports whether err says the address is taken (WSAEADDRINUSE).
+func inUse(err error) bool {
+	return errors.Is(err, windows.WSAEADDRINUSE) || errors.Is(err, syscall.EADDRINUSE)
+}
