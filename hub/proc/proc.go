@@ -6,6 +6,11 @@
 // must it reap a child it did not start: under a subreaper, os/exec's
 // children and adopted orphans are the caller's children alike, and a
 // wait4(-1) would steal an exit status os/exec is waiting for.
+//
+// The process table is read per platform (proc_<os>.go: /proc on Linux,
+// sysctl kern.proc on macOS, a Toolhelp snapshot on Windows); groups are
+// signalled through internal/pgroup, which knows how each platform makes
+// and ends them.
 package proc
 
 import (
