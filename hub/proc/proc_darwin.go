@@ -70,3 +70,9 @@ func cmdline(pid int) string {
 	}
 	return "[" + strings.ToValidUTF8(string(name), "?") + "]"
 }
+
+// parentOf returns the parent of pid.
+func parentOf(pid int) (int, error) {
+	e, _, err := info(pid)
+	return e.ppid, err
+}

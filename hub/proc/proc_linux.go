@@ -125,3 +125,9 @@ func cmdline(pid int) string {
 	}
 	return strings.ToValidUTF8(s, "?")
 }
+
+// parentOf returns the parent of pid.
+func parentOf(pid int) (int, error) {
+	e, _, err := info(pid)
+	return e.ppid, err
+}

@@ -12,3 +12,9 @@ func info(int) (entry, bool, error) { return entry{}, false, errNoTable }
 func tableOK() ([]entry, bool)      { return nil, false }
 func hasEnv(int, string) bool       { return false }
 func cmdline(int) string            { return "" }
+
+// parentOf returns the parent of pid.
+func parentOf(pid int) (int, error) {
+	e, _, err := info(pid)
+	return e.ppid, err
+}

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"unsafe"
 
@@ -47,23 +48,39 @@ func created(pid int) (uint64, bool, error) {
 	return uint64(c.HighDateTime)<<32 | uint64(c.LowDateTime), err == nil && ev == windows.WAIT_OBJECT_0, nil
 }
 
-// info reads one process, and whether it has exited (the zombie's
-// counterpart here). A parent pid on Windows is only what it was at
-// creation: that process may be gone and its pid reused.
+// info reads one process's start time, and whether it has exited (the
+// zombie's counterpart here); its parent is parentOf's to find.
 func info(pid int) (entry, bool, error) {
 	start, gone, err := created(pid)
 	if err != nil {
 		return entry{}, false, err
 	}
-	e := entry{pid: pid, start: start}
-	if all, err := snapshot(); err == nil {
-		for _, pe := range all {
-			if int(pe.ProcessID) == pid {
-				e.ppid = int(pe.ParentProcessID)
-			}
-		}
+	return entry{pid: pid, start: start}, gone, nil
+}
+
+// parentOf returns the parent of pid. Windows records only the pid the
+// parent had at creation: a parent that started after pid is another
+// process that took a dead parent's pid, and pid has none (0).
+func parentOf(pid int) (int, error) {
+	all, err := snapshot()
+	if err != nil {
+		return 0, err
 	}
-	return e, gone, nil
+	for _, pe := range all {
+		if int(pe.ProcessID) != pid {
+			continue
+		}
+		ppid := int(pe.ParentProcessID)
+		start, _, err := created(pid)
+		if err != nil {
+			return 0, err
+		}
+		if ps, _, err := created(ppid); err != nil || ps > start {
+			return 0, nil
+		}
+		return ppid, nil
+	}
+	return 0, fmt.Errorf("no process %d", pid)
 }
 
 // tableOK lists every live process hub may query (others, such as the

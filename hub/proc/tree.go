@@ -1,13 +1,7 @@
 package proc
 
 // ParentPID returns the parent of pid.
-func ParentPID(pid int) (int, error) {
-	e, _, err := info(pid)
-	if err != nil {
-		return 0, err
-	}
-	return e.ppid, nil
-}
+func ParentPID(pid int) (int, error) { return parentOf(pid) }
 
 // IsDescendant reports whether pid is ancestor itself or one of its
 // descendants, by walking parents up from pid. With the ancestor a child
