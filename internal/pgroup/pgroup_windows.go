@@ -23,9 +23,12 @@ var (
 )
 
 // setGroup: a console process group of its own (so a Ctrl-C in hub's
-// console does not reach it directly); the Job Object comes in started.
+// console does not reach it directly), and a console without a window
+// (hub's daemon and shims have none, and a console program they start
+// would otherwise open one on the user's desktop); the Job Object comes in
+// started.
 func setGroup(a *syscall.SysProcAttr) {
-	a.CreationFlags |= windows.CREATE_NEW_PROCESS_GROUP
+	a.CreationFlags |= windows.CREATE_NEW_PROCESS_GROUP | windows.CREATE_NO_WINDOW
 }
 
 func detach(a *syscall.SysProcAttr) {
