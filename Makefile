@@ -6,7 +6,7 @@ BIN     := bin/hub
 VERSION ?=
 LDFLAGS := $(if $(VERSION),-X github.com/hub-agents/hub/hub/cli.Version=$(VERSION))
 
-.PHONY: build runners test demo bench lint faults fuzz clean protocol vsix
+.PHONY: build runners test demo bench lint faults fuzz clean protocol vsix cross
 
 build:
 	$(GO) build -buildvcs=auto -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/hub
@@ -49,6 +49,16 @@ fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz: $${t#*:} in $${t%%:*} for $(FUZZTIME)"; \
 		$(GO) test $${t%%:*} -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) -parallel 1; \
+	done
+
+## cross: build and vet the core module for macOS (amd64, arm64) and Windows (amd64), cross-compiled
+## (built and vetted only: the tests run on Linux). hub/temporal, a module of its own, is not cross-built.
+CROSS_TARGETS := darwin/amd64 darwin/arm64 windows/amd64
+cross:
+	@set -e; for t in $(CROSS_TARGETS); do \
+		echo "cross: $$t"; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) build ./...; \
+		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./...; \
 	done
 
 lint:

@@ -41,6 +41,8 @@ codeserver_pid=$!
 npm install --no-audit --no-fund --loglevel=error
 go mod download
 go vet ./...
+# macOS and Windows: the core module cross-built and vetted (not run).
+make cross
 # -p 2: this suite spawns real daemons, shims and git; keep the machine responsive.
 go test -count=1 -p 2 -timeout 20m ./...
 # Again with the race detector: the unit packages, then the end-to-end suite

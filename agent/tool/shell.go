@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hub-agents/hub/internal/pgroup"
 )
 
 func (w *Workspace) runShellSpec() spec {
@@ -86,7 +88,7 @@ func (w *Workspace) runShell(ctx context.Context, a args) (string, error) {
 		return "", err
 	}
 	defer pr.Close()
-	argv := []string{"/bin/sh", "-c", command}
+	argv := []string{shellPath, "-c", command}
 	if w.opt.Wrap != nil {
 		if argv, err = w.opt.Wrap(argv); err != nil {
 			return "", err
@@ -98,12 +100,12 @@ func (w *Workspace) runShell(ctx context.Context, a args) (string, error) {
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout = pw // one pipe for both: output stays interleaved
 	cmd.Stderr = pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	var busyOnce sync.Once
 	w.busy.Add(1) // before Start: the command may be seen running at once
 	idle := func() { busyOnce.Do(func() { w.busy.Add(-1) }) }
 	defer idle()
-	err = cmd.Start()
+	// A group of its own, ended with hub where the platform can.
+	err = pgroup.Start(cmd)
 	pw.Close() // the children hold the write end now
 	if err != nil {
 		return "", fmt.Errorf("cannot start the command: %v", err)
@@ -186,14 +188,14 @@ func exitStatus(ps *os.ProcessState, err error) string {
 	return fmt.Sprintf("exit code %d", ps.ExitCode())
 }
 
-// signalGroup signals process group pgid. The group's leader may be reaped
-// already: the kernel keeps its id for the group while any member lives, so
-// the signal reaches the leftovers. (Once none is left, the id could in
-// theory be reused by a new group in the instant before the signal; pids
-// wrap far too slowly for that to matter.)
+// signalGroup signals process group pgid (pgroup.Signal: the group's
+// leader may be reaped already, the signal still reaches the leftovers).
+// (Once none is left, the id could in theory be reused by a new group in
+// the instant before the signal; pids wrap far too slowly for that to
+// matter.)
 func signalGroup(pgid int, sig syscall.Signal) {
 	if pgid > 0 {
-		_ = syscall.Kill(-pgid, sig)
+		_ = pgroup.Signal(pgid, sig)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/internal/pgroup"
 )
 
 // JobEnv names the variable that is set inside a hub job (its id): a
@@ -398,7 +399,7 @@ func startDaemon(paths config.Paths, o Options) (*started, error) {
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(), "HUB_HOME="+paths.Home)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	pgroup.Detach(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start the hub daemon: %w", err)
 	}

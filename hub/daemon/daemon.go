@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -30,6 +29,7 @@ import (
 	"github.com/hub-agents/hub/hub/shim"
 	"github.com/hub-agents/hub/hub/store"
 	"github.com/hub-agents/hub/internal/micros"
+	"github.com/hub-agents/hub/internal/pgroup"
 )
 
 // ErrRunning means another daemon already serves this HUB_HOME.
@@ -389,7 +389,7 @@ func (s *Server) spawn(ctx context.Context, id string) error {
 		return err
 	}
 	defer lockf.Close()
-	if err := syscall.Flock(int(lockf.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := shim.LockFile(lockf); err != nil {
 		return fmt.Errorf("job %s is locked by another process: %w", id, err)
 	}
 	runner, err := s.runnerOf(ctx, id)
@@ -445,10 +445,10 @@ func (o Options) startShim(id string, lock *os.File, name string, args ...string
 	}
 	defer logf.Close()
 	cmd := exec.Command(name, args...)
-	cmd.Env = append(os.Environ(), "HUB_HOME="+o.Paths.Home, shim.LockFDEnv+"=3")
-	cmd.ExtraFiles = []*os.File{lock}
+	cmd.Env = append(os.Environ(), "HUB_HOME="+o.Paths.Home)
+	shim.HandLock(cmd, lock)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	pgroup.Detach(cmd)
 	if err := cmd.Start(); err != nil {
 		return err
 	}

@@ -1,3 +1,5 @@
+//go:build unix
+
 package e2e
 
 // Helpers of the supervisor tests: a real agent CLI (Claude Code, Codex,

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/proc"
+	"github.com/hub-agents/hub/internal/pgroup"
 )
 
 // Command is a command hub runs for a job itself, outside the worker: the
@@ -87,7 +88,8 @@ const (
 
 // RunCommand runs c and returns once it ended, with everything it left
 // behind, and its output read. The command runs as the leader of a process
-// group of its own (killed should hub die: Pdeathsig), stdin /dev/null,
+// group of its own (pgroup.Start: killed should hub die, where the platform
+// can), stdin /dev/null,
 // stdout and stderr on one pipe of hub's own. Its outcome is the leader's:
 // when the leader exits, RunCommand ends the group and whatever else of the
 // command it finds (proc.EndLeftovers: SIGTERM, Grace, SIGKILL) — a
@@ -134,9 +136,8 @@ func RunCommand(ctx context.Context, c Command) CommandResult {
 	cmd.Dir, cmd.Env = c.Dir, env
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout, cmd.Stderr = pipe.File(), pipe.File()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	started := time.Now()
-	err = cmd.Start()
+	err = pgroup.Start(cmd)
 	pipe.Started()
 	if err != nil {
 		pipe.Drain(0)
@@ -148,7 +149,7 @@ func RunCommand(ctx context.Context, c Command) CommandResult {
 	leaderStart, serr := proc.ChildStartTime(pgid)
 	killGroup := func(sig syscall.Signal) {
 		if serr != nil { // no /proc to check against: the leader is not reaped yet, its pid is its own
-			_ = syscall.Kill(-pgid, sig)
+			_ = pgroup.Signal(pgid, sig)
 			return
 		}
 		_ = proc.KillGroup(pgid, leaderStart, sig)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/hub-agents/hub/hub/protocol"
@@ -33,6 +34,19 @@ func AddSandboxLevels(c *protocol.EngineCapabilities) {
 	default:
 		c.Isolation = append(c.Isolation, protocol.IsolationIsolated, protocol.IsolationUntrusted)
 	}
+}
+
+// AddOwnSandboxLevel adds sandbox (the engine's own sandbox) to c where
+// the platform offers it, or says why not.
+func AddOwnSandboxLevel(c *protocol.EngineCapabilities) {
+	if why := sandbox.Refusal(runtime.GOOS, protocol.IsolationSandbox); why != "" {
+		if c.IsolationWhyNot == nil {
+			c.IsolationWhyNot = map[protocol.Isolation]string{}
+		}
+		c.IsolationWhyNot[protocol.IsolationSandbox] = why
+		return
+	}
+	c.Isolation = append(c.Isolation, protocol.IsolationSandbox)
 }
 
 // AddIsolatedLevel adds isolated to c when the sandbox works here, for an

@@ -1,14 +1,12 @@
 package proc
 
 import (
-	"bytes"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
+
+	"github.com/hub-agents/hub/internal/pgroup"
 )
 
 // DefaultGrace is EndLeftovers' time between SIGTERM and SIGKILL when the
@@ -52,7 +50,8 @@ type LeftoverOptions struct {
 	// in /proc/<pid>/environ and started at or after LeaderStart is the
 	// command's too: best effort, for one that left both the group and the
 	// subreaper's tree (or ran with no subreaper). A process that changed
-	// its environment and escaped the tree is not found.
+	// its environment and escaped the tree is not found. Linux only: macOS
+	// and Windows do not show hub another process's environment.
 	Marker string
 	// Exclude are processes that are not the command's, though they may
 	// look so (the caller's other children, started meanwhile): neither
@@ -67,7 +66,8 @@ type LeftoverOptions struct {
 // SIGTERM are not reported.
 type Leftover struct {
 	PID int
-	// Command is its command line from /proc/<pid>/cmdline (NULs as spaces,
+	// Command is its command line from /proc/<pid>/cmdline (on macOS and
+	// Windows its program's name in brackets) (NULs as spaces,
 	// at most about 200 bytes, valid UTF-8; "[name]" when it has none), as
 	// the process gave it: the caller redacts it before it records it.
 	Command string
@@ -144,7 +144,7 @@ type tracked struct {
 }
 
 // since lists the live processes that started at or after start, from one
-// pass over /proc.
+// look at the process table.
 func since(start uint64) []entry {
 	var out []entry
 	for _, e := range table() {
@@ -228,7 +228,7 @@ func (e *ender) anyAlive() bool {
 // signal sends sig to t while its pid still names it.
 func (e *ender) signal(t *tracked, sig syscall.Signal) {
 	if Same(t.pid, t.start) {
-		_ = syscall.Kill(t.pid, sig) // one that cannot be signalled stays alive, and is reported so
+		_ = pgroup.SignalPID(t.pid, sig) // one that cannot be signalled stays alive, and is reported so
 	}
 }
 
@@ -244,50 +244,4 @@ func ancestors(pid int) []int {
 		pid = ppid
 	}
 	return out
-}
-
-// hasEnv reports whether entry (exactly "NAME=value") is in pid's
-// environment as it started.
-func hasEnv(pid int, entry string) bool {
-	if entry == "" {
-		return false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-	if err != nil {
-		return false
-	}
-	want := []byte(entry)
-	for kv := range bytes.SplitSeq(b, []byte{0}) {
-		if bytes.Equal(kv, want) {
-			return true
-		}
-	}
-	return false
-}
-
-// cmdline returns pid's command line for a record: its arguments joined by
-// spaces, cut at about 200 bytes (at a character boundary, marked "…"),
-// valid UTF-8; "[name]" for a process with none (a kernel thread, a zombie).
-// "" when the process is gone.
-func cmdline(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-	if err != nil {
-		return ""
-	}
-	s := strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))
-	if s == "" {
-		c, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
-		if err != nil {
-			return ""
-		}
-		return "[" + strings.ToValidUTF8(strings.TrimSpace(string(c)), "?") + "]"
-	}
-	if len(s) > maxCommand {
-		i := maxCommand
-		for i > 0 && !utf8.RuneStart(s[i]) {
-			i--
-		}
-		s = s[:i] + "…"
-	}
-	return strings.ToValidUTF8(s, "?")
 }

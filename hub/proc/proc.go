@@ -6,51 +6,36 @@
 // must it reap a child it did not start: under a subreaper, os/exec's
 // children and adopted orphans are the caller's children alike, and a
 // wait4(-1) would steal an exit status os/exec is waiting for.
+//
+// The process table is read per platform (proc_<os>.go: /proc on Linux,
+// sysctl kern.proc on macOS, a Toolhelp snapshot on Windows); groups are
+// signalled through internal/pgroup, which knows how each platform makes
+// and ends them.
 package proc
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hub-agents/hub/internal/pgroup"
 )
 
-// stat returns the fields of /proc/<pid>/stat after the command name
-// (field 2, in parentheses, may hold spaces): f[0] is field 3 (the state),
-// f[2] field 5 (the process group), f[3] field 6 (the session), f[19]
-// field 22 (the start time).
-func stat(pid string) ([]string, error) {
-	b, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
-		return nil, err
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return nil, fmt.Errorf("malformed /proc/%s/stat", pid)
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return nil, fmt.Errorf("short /proc/%s/stat", pid)
-	}
-	return f, nil
-}
-
-// StartTime returns the start time of pid in clock ticks since boot
-// (field 22 of /proc/<pid>/stat).
+// StartTime returns the start time of pid, in a unit of the platform's
+// (Linux: clock ticks since boot; macOS: microseconds since the epoch;
+// Windows: the creation time's 100 ns ticks): start times compare with one
+// another, nothing more.
 func StartTime(pid int) (uint64, error) {
-	f, err := stat(strconv.Itoa(pid))
+	e, zombie, err := info(pid)
 	if err != nil {
 		return 0, err
 	}
-	if f[0] == "Z" {
+	if zombie {
 		return 0, errors.New("zombie")
 	}
-	return strconv.ParseUint(f[19], 10, 64)
+	return e.start, nil
 }
 
 // ChildStartTime returns the start time of pid, a child of the caller it
@@ -58,11 +43,11 @@ func StartTime(pid int) (uint64, error) {
 // cannot name another process. (StartTime refuses a zombie: a zombie that
 // is not the caller's child may be reaped, and its pid reused, any moment.)
 func ChildStartTime(pid int) (uint64, error) {
-	f, err := stat(strconv.Itoa(pid))
+	e, _, err := info(pid)
 	if err != nil {
 		return 0, err
 	}
-	return strconv.ParseUint(f[19], 10, 64)
+	return e.start, nil
 }
 
 // Same reports whether pid is alive and is the process that started at start.
@@ -87,29 +72,24 @@ func KillGroup(pgid int, leaderStart uint64, sig syscall.Signal) error {
 		// The pid now names another process: whatever the group was, it is not ours to touch.
 		return fmt.Errorf("process %d was reused (start time %d, recorded %d); not signalling", pgid, st, leaderStart)
 	}
-	err := syscall.Kill(-pgid, sig)
-	if errors.Is(err, syscall.ESRCH) {
-		return nil
-	}
-	return err
+	return pgroup.Signal(pgid, sig)
 }
 
 // GroupAlive reports whether any live process (not a zombie waiting to be
 // reaped) is left in process group pgid.
 func GroupAlive(pgid int) bool {
-	if pgid <= 1 || syscall.Kill(-pgid, 0) != nil {
+	if !pgroup.Alive(pgid) {
 		return false
 	}
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
+	if !listsGroups {
+		return true // the platform's own answer is all there is
+	}
+	ents, ok := tableOK()
+	if !ok {
 		return true
 	}
-	group := strconv.Itoa(pgid)
 	for _, e := range ents {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue // not a process
-		}
-		if f, err := stat(e.Name()); err == nil && f[2] == group && f[0] != "Z" {
+		if e.pgid == pgid {
 			return true
 		}
 	}
@@ -123,7 +103,7 @@ func StopGroup(pgid int, leaderStart uint64, grace time.Duration) {
 		return
 	}
 	if !WaitGroupGone(pgid, grace) {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = pgroup.Signal(pgid, syscall.SIGKILL)
 	}
 }
 
@@ -165,25 +145,11 @@ func StopSession(sid int, leaderStart uint64, grace time.Duration) int {
 		}
 	}
 	members := func() []int {
-		ents, err := os.ReadDir("/proc")
-		if err != nil {
-			return nil
-		}
-		session := strconv.Itoa(sid)
 		var pids []int
-		for _, e := range ents {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
+		for _, e := range table() {
+			if e.sid == sid && e.start >= leaderStart {
+				pids = append(pids, e.pid)
 			}
-			f, err := stat(e.Name())
-			if err != nil || f[3] != session || f[0] == "Z" {
-				continue
-			}
-			if st, err := strconv.ParseUint(f[19], 10, 64); err != nil || st < leaderStart {
-				continue
-			}
-			pids = append(pids, pid)
 		}
 		return pids
 	}
@@ -195,7 +161,7 @@ func StopSession(sid int, leaderStart uint64, grace time.Duration) int {
 			return len(killed)
 		}
 		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			_ = pgroup.SignalPID(pid, syscall.SIGKILL)
 			killed[pid] = true
 		}
 		time.Sleep(20 * time.Millisecond) // not our children: nothing to wait on

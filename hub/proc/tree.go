@@ -1,18 +1,7 @@
 package proc
 
-import (
-	"os"
-	"strconv"
-)
-
-// ParentPID returns the parent of pid (field 4 of /proc/<pid>/stat).
-func ParentPID(pid int) (int, error) {
-	f, err := stat(strconv.Itoa(pid))
-	if err != nil {
-		return 0, err
-	}
-	return strconv.Atoi(f[1])
-}
+// ParentPID returns the parent of pid.
+func ParentPID(pid int) (int, error) { return parentOf(pid) }
 
 // IsDescendant reports whether pid is ancestor itself or one of its
 // descendants, by walking parents up from pid. With the ancestor a child
@@ -35,41 +24,22 @@ func IsDescendant(pid, ancestor int) bool {
 	return false
 }
 
-// entry is one live process of /proc: its ids and start time.
+// entry is one process: its ids and start time. sid and pgid are 0 where
+// the platform has no sessions or groups (Windows).
 type entry struct {
-	pid, ppid, pgid int
-	start           uint64
+	pid, ppid, pgid, sid int
+	start                uint64
 }
 
-// table reads every live (not zombie) process from one pass over /proc.
+// table lists every live (not zombie) process, from one look at the
+// process table; nil when it cannot be read.
 func table() []entry {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	var out []entry
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		f, err := stat(e.Name())
-		if err != nil || f[0] == "Z" {
-			continue
-		}
-		ppid, err1 := strconv.Atoi(f[1])
-		pgid, err2 := strconv.Atoi(f[2])
-		start, err3 := strconv.ParseUint(f[19], 10, 64)
-		if err1 != nil || err2 != nil || err3 != nil {
-			continue
-		}
-		out = append(out, entry{pid: pid, ppid: ppid, pgid: pgid, start: start})
-	}
-	return out
+	t, _ := tableOK()
+	return t
 }
 
 // Descendants lists the live (not zombie) descendants of root, root
-// excluded, from one pass over /proc.
+// excluded, from one look at the process table.
 func Descendants(root int) []int {
 	children := map[int][]int{}
 	for _, e := range table() {

@@ -18,9 +18,9 @@ import (
 // socket.
 var ErrInUse = errors.New("socket in use: another server is listening on it")
 
-// maxSunPath is the longest socket address the kernel takes (sun_path is 108
-// bytes including the terminating NUL).
-const maxSunPath = 107
+// maxSunPath is the longest socket address the kernel takes (sun_path less
+// its terminating NUL: 107 bytes on Linux and Windows, 103 on macOS).
+const maxSunPath = len(syscall.RawSockaddrUnix{}.Path) - 1
 
 // staleProbeTimeout bounds the dial that tells a live socket from a stale one.
 const staleProbeTimeout = 2 * time.Second
@@ -56,7 +56,7 @@ func openSockDir(dir string) (*sockDir, error) {
 
 // addr is the address of name inside the directory.
 func (d *sockDir) addr(path, name string) (string, error) {
-	a := d.base + "/" + name
+	a := d.base + string(filepath.Separator) + name
 	if len(a) > maxSunPath {
 		return "", fmt.Errorf("socket path %s is too long (the socket name may have at most %d bytes)", path, maxSunPath-len(d.base)-1)
 	}
@@ -110,13 +110,13 @@ func Listen(path string) (net.Listener, error) {
 	}
 	ul, err := net.ListenUnix("unix", &net.UnixAddr{Name: addr, Net: "unix"})
 	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
+		if inUse(err) {
 			return nil, fmt.Errorf("listen on %s: %w", path, ErrInUse)
 		}
 		return nil, fmt.Errorf("listen on %s: %w", path, renamePath(err, path))
 	}
 	ul.SetUnlinkOnClose(false) // it would unlink the /proc path after the fd is gone
-	if err := os.Chmod(addr, 0o600); err != nil {
+	if err := makePrivate(addr); err != nil {
 		ul.Close()
 		os.Remove(addr)
 		return nil, fmt.Errorf("listen on %s: %w", path, renamePath(err, path))
@@ -136,19 +136,12 @@ func checkSockDir(d *sockDir, dirPath string) error {
 	if err != nil {
 		return err
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fmt.Errorf("cannot tell who owns %s", dirPath)
+	if who, err := notMine(d.f.Name(), fi); err != nil {
+		return fmt.Errorf("cannot tell who owns %s: %w", dirPath, err)
+	} else if who != "" {
+		return fmt.Errorf("socket directory %s is owned by %s; use a directory of your own", dirPath, who)
 	}
-	if uid := os.Getuid(); int(st.Uid) != uid {
-		return fmt.Errorf("socket directory %s is owned by uid %d, not you (uid %d); use a directory of your own", dirPath, st.Uid, uid)
-	}
-	if fi.Mode().Perm()&^0o700 != 0 {
-		if err := d.f.Chmod(0o700); err != nil {
-			return fmt.Errorf("make socket directory %s private: %w", dirPath, err)
-		}
-	}
-	return nil
+	return makeDirPrivate(d.f, fi, dirPath)
 }
 
 // removeStale removes a socket file nobody answers on. A live socket is
@@ -169,7 +162,7 @@ func removeStale(addr, path string) error {
 		nc.Close()
 		return fmt.Errorf("listen on %s: %w", path, ErrInUse)
 	}
-	if !errors.Is(err, syscall.ECONNREFUSED) {
+	if !refused(err) {
 		return fmt.Errorf("listen on %s: cannot tell whether the existing socket is live: %w", path, renamePath(err, path))
 	}
 	if err := os.Remove(addr); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -230,17 +223,19 @@ func Dial(ctx context.Context, path string) (net.Conn, error) {
 	if fi.Mode()&fs.ModeSocket == 0 {
 		return nil, fmt.Errorf("dial %s: not a socket", path)
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return nil, fmt.Errorf("dial %s: cannot tell who owns the socket", path)
-	}
-	if uid := os.Getuid(); int(st.Uid) != uid {
-		return nil, fmt.Errorf("socket %s is owned by uid %d, not you (uid %d); refusing to talk to it", path, st.Uid, uid)
+	if who, err := notMine(addr, fi); err != nil {
+		return nil, fmt.Errorf("dial %s: cannot tell who owns the socket: %w", path, err)
+	} else if who != "" {
+		return nil, fmt.Errorf("socket %s is owned by %s; refusing to talk to it", path, who)
 	}
 	var dialer net.Dialer
 	nc, err := dialer.DialContext(ctx, "unix", addr)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", path, renamePath(err, path))
+		err = renamePath(err, path)
+		if refused(err) && !errors.Is(err, syscall.ECONNREFUSED) {
+			err = fmt.Errorf("%w (%w)", syscall.ECONNREFUSED, err) // one cause to check on every platform
+		}
+		return nil, fmt.Errorf("dial %s: %w", path, err)
 	}
 	return nc, nil
 }

@@ -17,10 +17,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hub-agents/hub/hub/protocol"
 )
 
 // Mechanisms, and the variable that picks one (empty: bubblewrap, else Landlock).
@@ -56,7 +59,14 @@ func Probe() Availability {
 	return probed
 }
 
-func probe() Availability {
+func probe() Availability { return probeFor(runtime.GOOS) }
+
+// probeFor is probe as it goes on the platform goos: refused by Refusal
+// first, else what the machine can do.
+func probeFor(goos string) Availability {
+	if r := Refusal(goos, protocol.IsolationIsolated); r != "" {
+		return Availability{Reason: r}
+	}
 	switch m := os.Getenv(EnvMechanism); m {
 	case MechBwrap:
 		return probeBwrap()

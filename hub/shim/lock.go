@@ -3,8 +3,6 @@ package shim
 import (
 	"fmt"
 	"os"
-	"strconv"
-	"syscall"
 
 	"github.com/gofrs/flock"
 
@@ -22,8 +20,7 @@ const LockFDEnv = "HUB_SHIM_LOCK_FD"
 // it, else the lock file itself. It returns ErrOwned when another shim holds it.
 func lockJob(path string, handed *os.File) (release func(), err error) {
 	if handed != nil {
-		// Same open file description as the daemon's, as below.
-		if err := syscall.Flock(int(handed.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if err := retake(handed); err != nil {
 			handed.Close()
 			return nil, ErrOwned
 		}
@@ -31,17 +28,11 @@ func lockJob(path string, handed *os.File) (release func(), err error) {
 	}
 	if v := os.Getenv(LockFDEnv); v != "" {
 		os.Unsetenv(LockFDEnv)
-		fd, err := strconv.Atoi(v)
+		f, err := inherited(v, path)
 		if err != nil {
-			return nil, fmt.Errorf("%s=%q is not a file descriptor", LockFDEnv, v)
+			return nil, err
 		}
-		// The worker must not inherit it: a worker outliving the shim would
-		// keep the job looking alive.
-		syscall.CloseOnExec(fd)
-		f := os.NewFile(uintptr(fd), path)
-		// Same open file description as the daemon's: this re-takes the
-		// lock we already hold, and fails if it is somebody else's.
-		if err := syscall.Flock(fd, syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		if err := retake(f); err != nil {
 			f.Close()
 			return nil, ErrOwned
 		}

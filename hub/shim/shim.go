@@ -137,7 +137,7 @@ func Run(ctx context.Context, o Options) error {
 	subreaper := 0
 	if !o.InProcess {
 		if err := proc.BecomeSubreaper(); err != nil {
-			o.Log.Warn().Err(err).Msg("not a child subreaper: a worker's setsid children are found by HUB_JOB only")
+			o.Log.Warn().Err(err).Msg("not a child subreaper: a worker's setsid children are found by HUB_JOB only (on Linux; elsewhere see proc.BecomeSubreaper)")
 		} else {
 			subreaper = os.Getpid()
 		}

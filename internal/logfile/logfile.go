@@ -8,8 +8,6 @@ package logfile
 import (
 	"os"
 	"sync"
-
-	"golang.org/x/sys/unix"
 )
 
 // DefaultCap is the size at which a log rotates.
@@ -45,9 +43,7 @@ func Open(path string, cap int64) (*File, error) {
 // It returns nil when fds[0] is not the file at path (a terminal, a pipe):
 // then there is nothing of hub's to cap.
 func Adopt(path string, cap int64, fds ...int) (*File, error) {
-	var st, fst unix.Stat_t
-	if len(fds) == 0 || unix.Stat(path, &st) != nil || unix.Fstat(fds[0], &fst) != nil ||
-		st.Dev != fst.Dev || st.Ino != fst.Ino {
+	if len(fds) == 0 || !writesTo(fds[0], path) {
 		return nil, nil
 	}
 	l := &File{path: path, cap: cap, fds: fds}
@@ -68,7 +64,7 @@ func (l *File) open() error {
 		return err
 	}
 	for _, fd := range l.fds {
-		if err := unix.Dup2(int(f.Fd()), fd); err != nil {
+		if err := redirect(f, fd); err != nil {
 			f.Close()
 			return err
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/engine/agentcli"
 	"github.com/hub-agents/hub/hub/proc"
+	"github.com/hub-agents/hub/internal/pgroup"
 )
 
 // launch is what a run needs of its engine.
@@ -137,8 +138,7 @@ func (r *run) launch() error {
 		}
 		cmd.Stderr = stderr.File()
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	err = cmd.Start()
+	err = pgroup.Start(cmd)
 	// The agent has its own copies of its ends now.
 	inR.Close()
 	outW.Close()

@@ -29,6 +29,7 @@ import (
 	"github.com/hub-agents/hub/agent/model"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/proc"
+	"github.com/hub-agents/hub/internal/pgroup"
 )
 
 // Events is what a CLI's parser reports while it reads the stream. The
@@ -187,8 +188,7 @@ func (r *run) launch(args []string, stdin string) (<-chan error, error) {
 		}
 		cmd.Stderr = stderr.File()
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	err = cmd.Start()
+	err = pgroup.Start(cmd)
 	stdout.Started()
 	if stderr != nil {
 		stderr.Started()
@@ -362,12 +362,12 @@ func (r *run) Wait() engine.Outcome {
 func (r *run) Stop(grace time.Duration) {
 	r.stopOnce.Do(func() { close(r.stop) })
 	pgid := r.PGID()
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	_ = pgroup.Signal(pgid, syscall.SIGTERM)
 	select {
 	case <-r.done:
 	case <-time.After(grace):
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = pgroup.Signal(pgid, syscall.SIGKILL)
 	<-r.done
 	// A signal is delivered, not acted on, when Kill returns: give the
 	// group a moment to be gone, so what Stop promises holds when it returns.

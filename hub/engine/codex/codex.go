@@ -66,7 +66,8 @@ func (*Engine) Name() string { return Name }
 // Capabilities: Codex's own sandbox (workspace-write) is what isolation
 // sandbox asks for; a read job runs in its read-only sandbox.
 func (*Engine) Capabilities() protocol.EngineCapabilities {
-	c := protocol.EngineCapabilities{Isolation: []protocol.Isolation{protocol.IsolationWorktree, protocol.IsolationSandbox}, ReadOnly: true, Pays: protocol.PaysAPI}
+	c := protocol.EngineCapabilities{Isolation: []protocol.Isolation{protocol.IsolationWorktree}, ReadOnly: true, Pays: protocol.PaysAPI}
+	engine.AddOwnSandboxLevel(&c)
 	engine.AddIsolatedLevel(&c, "Codex", "")
 	return c
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/pgroup"
 )
 
 // Name is the engine's name.
@@ -91,10 +92,9 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 		return nil, fmt.Errorf("start sh: %w", err)
 	}
 	cmd.Stdout, cmd.Stderr = pipe.File(), pipe.File()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	r.tail = tail
 	r.started = time.Now()
-	err = cmd.Start()
+	err = pgroup.Start(cmd)
 	pipe.Started()
 	if err != nil {
 		pipe.Drain(0)
@@ -147,12 +147,12 @@ func (r *run) Wait() engine.Outcome {
 
 func (r *run) Stop(grace time.Duration) {
 	pgid := r.cmd.Process.Pid
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	_ = pgroup.Signal(pgid, syscall.SIGTERM)
 	select {
 	case <-r.done:
 	case <-time.After(grace):
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = pgroup.Signal(pgid, syscall.SIGKILL)
 	<-r.done
 }
 

@@ -16,7 +16,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -149,12 +148,10 @@ func (w *World) close() {
 // process, taking over a duplicate of the daemon's locked lock file (the
 // same open file description, so the same lock).
 func (w *World) Shim(id string, lock *os.File) error {
-	fd, err := syscall.Dup(int(lock.Fd()))
+	handed, err := dupLock(lock)
 	if err != nil {
 		return err
 	}
-	syscall.CloseOnExec(fd) // a worker must never hold the job's lock
-	handed := os.NewFile(uintptr(fd), lock.Name())
 	ctx, cancel := context.WithCancel(context.Background())
 	w.mu.Lock()
 	w.cancel[id] = cancel
