@@ -146,18 +146,7 @@ func (lw *loginWorld) noSecrets(what, text string) {
 // carries a Copilot token, never the GitHub token.
 func TestBuiltinCopilotLoginRunsDemo(t *testing.T) {
 	ctx := hubtest.Deadline(t, 120*time.Second)
-	sc, err := demo.Script()
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := scripted.New(nil)
-	if err := model.SetScript("", sc); err != nil {
-		t.Fatal(err)
-	}
-	if err := model.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { model.Close() })
+	model := demoModel(t)
 	// Each Copilot token lives 30 s: always within the minute before its
 	// expiry, when the worker fetches a new one.
 	lw := newLoginWorld(t, &oauthtest.Server{APIBase: model.URL() + "/v1", CopilotTTL: 30 * time.Second})
@@ -427,18 +416,7 @@ func TestBuiltinMCPLogin(t *testing.T) {
 // carrying the ChatGPT access token and the account id from the id token.
 func TestBuiltinChatGPTLoginRunsDemo(t *testing.T) {
 	ctx := hubtest.Deadline(t, 120*time.Second)
-	sc, err := demo.Script()
-	if err != nil {
-		t.Fatal(err)
-	}
-	model := scripted.New(nil)
-	if err := model.SetScript("", sc); err != nil {
-		t.Fatal(err)
-	}
-	if err := model.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { model.Close() })
+	model := demoModel(t)
 	lw := newLoginWorld(t, &oauthtest.Server{AccountID: "acct-e2e"})
 	st := profile.Store{Dir: lw.hubConfigDir()}
 	if err := st.Set(profile.Profile{Name: "cg", Provider: profile.ChatGPT, Model: "gpt-5-codex", LoginURL: lw.login.URL(), BaseURL: model.URL() + "/v1"}); err != nil {
@@ -475,4 +453,22 @@ func TestBuiltinChatGPTLoginRunsDemo(t *testing.T) {
 				rq.Header.Get("Authorization") == "Bearer "+access[len(access)-1])
 		}
 	}
+}
+
+// demoModel is a scripted model server on loopback playing the demo's script.
+func demoModel(t *testing.T) *scripted.Server {
+	t.Helper()
+	sc, err := demo.Script()
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := scripted.New(nil)
+	if err := model.SetScript("", sc); err != nil {
+		t.Fatal(err)
+	}
+	if err := model.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { model.Close() })
+	return model
 }

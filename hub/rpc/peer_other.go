@@ -2,7 +2,5 @@
 
 package rpc
 
-import "io"
-
-// peerPID is not known here (Linux, macOS and Windows have their own).
-func peerPID(io.ReadWriteCloser) int { return 0 }
+// peerPIDOfFD is not known here (Linux, macOS and Windows have their own).
+func peerPIDOfFD(uintptr) int { return 0 }
