@@ -26,7 +26,7 @@ type landIn struct {
 func addLand(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "land",
-		Description: "Merge ended jobs into their base branch, each verified first.",
+		Description: "Merge ended jobs into their base branch, verified first.",
 		Annotations: annotate("", protocol.MethodJobLand),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in landIn) (*mcp.CallToolResult, *protocol.LandResult, error) {
 		p := protocol.LandParams{IDs: in.IDs, Into: in.Into, Order: in.Order, Verify: in.Verify, Resolve: in.Resolve, DryRun: in.DryRun}

@@ -39,7 +39,7 @@ const (
 func addProfiles(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "profiles",
-		Description: "Built-in worker model profiles; change only as your user asks.",
+		Description: "Worker model profiles; change only as your user asks.",
 		Annotations: annotate("", protocol.MethodProfileList, protocol.MethodProfileSet, protocol.MethodProfileRemove, protocol.MethodProfileDefault, protocol.MethodProviderStatus, protocol.MethodProfileLogin),
 	}, s.profilesTool)
 }

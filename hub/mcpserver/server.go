@@ -56,11 +56,11 @@ const instructions = `hub delegates bounded coding tasks to workers, each on its
 	`Delegate precisely: a self-contained task, a verify command, a definition of done. ` +
 	`Call start (start_many for several), then one wait for all ids. ` +
 	`A needs_input job asks a question: reply, then wait again with since=cursor. ` +
-	`If your client cuts calls short (Codex: 60 s), pass wait a lower timeout_s; wait again while not done. ` +
+	`wait blocks up to timeout_s (300); a client that cuts calls short (Codex: 60 s) passes less, then waits again. ` +
 	`Read result (ids: a line per job; trace=1: its steps). ` +
 	`"conflicts with hub/x": land one, then the other. ` +
 	`land the good ones (each verified first; order auto: conflicts last), then cleanup. ` +
-	`step checks your own work (since its start commit) against your claim.`
+	`step checks your own work (since a commit) against your claim.`
 
 // New returns a Server that forwards its tools to d.
 func New(d Daemon, o Options) *Server {

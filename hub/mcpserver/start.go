@@ -17,7 +17,6 @@ import (
 // (every byte is paid for in each tools/list), and none for a name that
 // says it all.
 var startDocs = map[string]string{
-	"task":      "self-contained instructions",
 	"kind":      "write|read",
 	"exec":      "command, engine exec",
 	"max_usd":   "budget; 0: no spend",

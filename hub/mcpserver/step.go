@@ -19,7 +19,7 @@ type stepIn struct {
 	Check string `json:"check,omitempty"`
 }
 
-var stepDocs = map[string]string{"claim": "what you say you did", "check": "e.g. the tests"}
+var stepDocs = map[string]string{"claim": "what you did", "check": "test command"}
 
 func addStep(s *Server) {
 	sch := inputSchema[stepIn]()
@@ -28,7 +28,7 @@ func addStep(s *Server) {
 	}
 	addTool(s, &mcp.Tool{
 		Name:        "step",
-		Description: "Check a step you did against the repo's real state.",
+		Description: "Check your own step against the repo.",
 		Annotations: annotate("", protocol.MethodStep),
 		InputSchema: sch,
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in stepIn) (*mcp.CallToolResult, *protocol.StepResult, error) {

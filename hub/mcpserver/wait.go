@@ -14,7 +14,7 @@ import (
 
 type waitIn struct {
 	IDs      []string `json:"ids"`
-	TimeoutS float64  `json:"timeout_s,omitempty" jsonschema:"seconds (300)"`
+	TimeoutS float64  `json:"timeout_s,omitempty"`
 	Any      bool     `json:"any,omitempty" jsonschema:"when one is done"`
 	Since    int64    `json:"since,omitempty" jsonschema:"last wait's cursor"`
 }

@@ -89,6 +89,7 @@ var hubCovers = map[string]string{
 	"answer": "reply", "steer": "steer", "stop": "stop", "cleanup": "cleanup", "engines": "engines", "profiles": "profiles",
 	"conflict_forecast": "wait", // its lines say "conflicts with hub/x in a.go" while jobs run
 	"review_batch":      "result.ids", "land": "land",
+	"narrate": "step", // a cheap model's account of the supervisor's own step, checked against the repository
 }
 
 func loadPeers() ([]*peer, error) {
