@@ -106,7 +106,7 @@ describe("job files", () => {
     assert.equal((await sb.git("rev-parse", "HEAD")).trim(), before, "nothing touched");
     assert.equal((await sb.git("status", "--porcelain")).trim(), "");
 
-    const running = await sb.startJob("still running", 'hub ask "wait?" >/dev/null');
+    const running = await sb.startJob("still running", 'hub ask "wait?" > answer.txt');
     await until("it to ask", () => session.model.get(running)?.state === "needs_input");
     await assert.rejects(session.request(Methods.JobMerge, { id: running }), (e: unknown) => e instanceof HubError && e.code === ErrorCodes.WrongState && !!e.hint);
     await session.request(Methods.JobReply, { id: running, text: "no" });
