@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -138,10 +139,26 @@ func TestBuiltinTraceOfTheDemo(t *testing.T) {
 	if d := us(run.DurationUS - run.GapUS - worker.DurationUS); d > 0 || d < 0 {
 		t.Errorf("the run (%s, gap %s) is not the worker (%s) and its gap", us(run.DurationUS), us(run.GapUS), us(worker.DurationUS))
 	}
-	var steps time.Duration
+	// The time the worker's steps cover: steps that ran side by side (the
+	// model's parallel tool calls) count once, as the gap counts them.
+	type span struct{ from, to time.Time }
+	var spans []span
 	for _, e := range tr.Entries {
 		if e.Parent == "worker" {
-			steps += us(e.DurationUS)
+			spans = append(spans, span{e.Start, e.Start.Add(us(e.DurationUS))})
+		}
+	}
+	slices.SortFunc(spans, func(a, b span) int { return a.from.Compare(b.from) })
+	var steps time.Duration
+	var end time.Time
+	for _, sp := range spans {
+		if sp.from.After(end) {
+			steps += sp.to.Sub(sp.from)
+		} else if sp.to.After(end) {
+			steps += sp.to.Sub(end)
+		}
+		if sp.to.After(end) {
+			end = sp.to
 		}
 	}
 	t.Logf("run phase %s = worker %s + hub's work around it %s; worker = %d model calls + %d tool calls + self-check %s + the worker's own time %s (%.0f%% of it)",
