@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -194,7 +195,7 @@ func (r *Relay) Run(ctx context.Context) error {
 // workflow, or finds the one already started for it.
 func (r *Relay) start(ctx context.Context, p protocol.StartParams) (client.WorkflowRun, error) {
 	j := r.job
-	baseRef := "refs/hub/base/" + j.ID
+	baseRef := baseRef(j.ID)
 	if j.State == protocol.StatePreparing {
 		if _, err := gitx.Git(ctx, j.Repo, "push", "--quiet", "--no-verify", r.remote, j.BaseSHA+":"+baseRef); err != nil {
 			return nil, fmt.Errorf("push the job's base to %s: %v", r.q.Remote, err)
@@ -365,29 +366,52 @@ func (r *Relay) saveSeen() {
 	}
 }
 
-// close fetches the job's branch from the remote and closes the job.
+// baseRef is where the relay pushes a job's base on its remote.
+func baseRef(id string) string { return "refs/hub/base/" + id }
+
+// close fetches the job's branch from the remote and closes the job. When
+// the worker's last commit did not come back (its push or the fetch
+// failed, or no worker ended the job), the job's last checkpoint on the
+// remote, if any, is brought onto its branch instead, so what the workers
+// had saved is not lost. Once everything the remote holds of the job is
+// here, the job's refs there are deleted.
 func (r *Relay) close(ctx context.Context, end *Ending) {
 	j := r.job
 	if end.Head == "" {
 		end.Head = j.BaseSHA
 	}
-	if !end.Pushed {
-		end.Head = j.BaseSHA // nothing of the job's came back (a push that failed says where its commit stays)
-	}
-	if j.Branch != "" && end.Head != j.BaseSHA {
+	back := end.Head == j.BaseSHA // it is on the job's branch here
+	home := true                  // what the remote holds of the job is here
+	if j.Branch != "" && end.Pushed && end.Head != j.BaseSHA {
 		_, err := gitx.Git(ctx, j.Repo, "fetch", "--quiet", "--no-tags", r.remote, "+refs/heads/"+j.Branch+":refs/heads/"+j.Branch)
 		got, _ := gitx.Git(ctx, j.Repo, "rev-parse", "--verify", "--quiet", "refs/heads/"+j.Branch)
 		switch {
 		case err != nil:
 			end.State, end.Category = protocol.StateFailed, protocol.CategoryRemote
 			end.Reason = fmt.Sprintf("could not fetch %s from %s: %v; the worker pushed %s there", j.Branch, r.q.Remote, err, end.Head)
-			end.Head = j.BaseSHA
+			home = false
 		case string(trim(got)) != end.Head:
 			end.State, end.Category = protocol.StateFailed, protocol.CategoryRemote
 			end.Reason = fmt.Sprintf("%s on %s is %s, not %s, the commit the worker ended on; it moved after the worker pushed",
 				j.Branch, r.q.Remote, trim(got), end.Head)
 			_, _ = gitx.Git(ctx, j.Repo, "update-ref", "refs/heads/"+j.Branch, j.BaseSHA)
-			end.Head = j.BaseSHA
+			home = false
+		default:
+			back = true
+		}
+	}
+	if !back {
+		end.Head = j.BaseSHA // nothing of the job's came back (a push that failed says where its commit stays)
+	}
+	if j.Branch != "" && j.Kind == protocol.KindWrite && (!back || end.Worker == "") {
+		cp, err := r.salvage(ctx)
+		switch {
+		case err != nil:
+			r.Log.Warn().Err(err).Msg("bring the job's last checkpoint back")
+			home = false
+		case cp != "":
+			end.Head, end.Salvaged = cp, true
+			end.Reason += fmt.Sprintf("; its last checkpoint (%s, pushed while it ran) is on %s here", cp[:12], j.Branch)
 		}
 	}
 	if len(end.Verify) > 0 {
@@ -420,8 +444,75 @@ func (r *Relay) close(ctx context.Context, end *Ending) {
 		Salvaged: end.Salvaged, CostMicros: micros.Micros(end.CostMicros), CostKnown: end.CostKnown, Tokens: end.Tokens,
 		Evidence: ev}, time.Now().UTC()); err != nil && !errors.Is(err, store.ErrWrongState) {
 		r.Log.Error().Err(err).Msg("close the job")
+		home = false
 	}
 	r.poke()
+	if home {
+		r.tidyRemote(ctx)
+	}
+}
+
+// salvage brings the job's last checkpoint on the remote onto its branch
+// here and returns it ("" when no worker pushed one).
+func (r *Relay) salvage(ctx context.Context) (string, error) {
+	j := r.job
+	out, err := gitx.Git(ctx, j.Repo, "ls-remote", r.remote, wipRef(j.ID))
+	if err != nil {
+		return "", fmt.Errorf("look for its checkpoint on %s: %w", r.q.Remote, err)
+	}
+	if len(trim(out)) == 0 {
+		return "", nil
+	}
+	branch := "refs/heads/" + j.Branch
+	if _, err := gitx.Git(ctx, j.Repo, "fetch", "--quiet", "--no-tags", r.remote, "+"+wipRef(j.ID)+":"+branch); err != nil {
+		return "", fmt.Errorf("fetch its checkpoint from %s: %w", r.q.Remote, err)
+	}
+	got, err := gitx.Git(ctx, j.Repo, "rev-parse", "--verify", branch+"^{commit}")
+	cp := string(trim(got))
+	if err == nil {
+		_, err = gitx.Git(ctx, j.Repo, "merge-base", "--is-ancestor", j.BaseSHA, cp)
+	}
+	if err != nil {
+		_, _ = gitx.Git(ctx, j.Repo, "update-ref", branch, j.BaseSHA)
+		return "", fmt.Errorf("its checkpoint %s on %s is not on the job's base %s", cp, r.q.Remote, j.BaseSHA)
+	}
+	if cp == j.BaseSHA {
+		return "", nil
+	}
+	return cp, nil
+}
+
+// tidyRemote deletes the job's refs on the remote (its base, its
+// checkpoint, its branch): what they hold is here now, and a team's
+// remote would otherwise keep three refs of every job it ever ran. Each
+// goes only if it is still what it was when looked at.
+func (r *Relay) tidyRemote(ctx context.Context) {
+	j := r.job
+	refs := []string{baseRef(j.ID), wipRef(j.ID)}
+	if j.Branch != "" {
+		refs = append(refs, "refs/heads/"+j.Branch)
+	}
+	out, err := gitx.Git(ctx, j.Repo, append([]string{"ls-remote", r.remote}, refs...)...)
+	if err != nil {
+		r.Log.Warn().Err(err).Msg("list the job's refs on its remote")
+		return
+	}
+	args := []string{"push", "--quiet", "--no-verify"}
+	var gone []string
+	for _, line := range strings.Split(string(out), "\n") {
+		sha, ref, ok := strings.Cut(strings.TrimSpace(line), "\t")
+		if !ok || !slices.Contains(refs, ref) {
+			continue
+		}
+		args = append(args, "--force-with-lease="+ref+":"+sha)
+		gone = append(gone, ":"+ref)
+	}
+	if len(gone) == 0 {
+		return
+	}
+	if _, err := gitx.Git(ctx, j.Repo, append(append(args, r.remote), gone...)...); err != nil {
+		r.Log.Warn().Err(err).Strs("refs", gone).Msg("delete the job's refs on its remote")
+	}
 }
 
 // fail closes the job as failed before a worker ran it.

@@ -3,8 +3,10 @@ package temporal_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -321,6 +323,50 @@ func TestRemoteJob(t *testing.T) {
 	if len(lr.Jobs) != 1 || lr.Tip == lr.From || hubtest.Git(t, w.repo, "show", "main:bug.txt") != "fixed" {
 		t.Errorf("land: %+v", lr)
 	}
+	// Its work home, nothing of it is left on the remote, and on the worker
+	// only its record.
+	w.tidied(t, id)
+	if _, err := os.Stat(filepath.Join(wk.home, "worktrees", id)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the job's worktree is still on the worker: %v", err)
+	}
+	clones, _ := filepath.Glob(filepath.Join(wk.home, "clones", "*"))
+	if len(clones) != 1 {
+		t.Fatalf("the worker's clones: %q", clones)
+	}
+	if refs := refsOf(t, clones[0], id); len(refs) > 0 {
+		t.Errorf("the worker's clone keeps refs of the job: %q", refs)
+	}
+	if out := hubtest.Git(t, clones[0], "worktree", "list", "--porcelain"); strings.Contains(out, id) {
+		t.Errorf("the worker's clone still lists the job's worktree:\n%s", out)
+	}
+}
+
+// refsOf lists the refs of the repository at dir that name job id.
+func refsOf(t *testing.T, dir, id string) []string {
+	t.Helper()
+	var out []string
+	for _, ref := range strings.Fields(hubtest.Git(t, dir, "for-each-ref", "--format=%(refname)")) {
+		if strings.Contains(ref, id) {
+			out = append(out, ref)
+		}
+	}
+	return out
+}
+
+// tidied waits until the remote holds no ref of job id (the relay deletes
+// them after it closed the job).
+func (w *world) tidied(t *testing.T, id string) {
+	t.Helper()
+	for end := time.Now().Add(20 * time.Second); ; {
+		refs := refsOf(t, w.bare, id)
+		if len(refs) == 0 {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("the remote keeps refs of job %s: %q", id, refs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
 
 // TestRemoteQuestions: a question the remote worker asks reaches the
@@ -632,25 +678,50 @@ func closedOnce(t *testing.T, id string) {
 }
 
 // TestRemotePushFails: a worker whose push of hub/<id> is refused → the
-// job fails with the reason, and the worker keeps the commit.
+// job fails with the reason, and the worker keeps the commit; the last
+// checkpoint it pushed while the job ran is brought onto hub/<id> here.
 func TestRemotePushFails(t *testing.T) {
 	w := newWorld(t)
-	wk := w.startWorker("far-1")
+	wk := w.startWorker("far-1", "--checkpoint-every", "1s")
 	hook := filepath.Join(w.bare, "hooks", "pre-receive")
 	if err := os.WriteFile(hook, []byte("#!/bin/sh\nwhile read old new ref; do case $ref in refs/heads/hub/*) echo \"branches of jobs are not taken here\" >&2; exit 1;; esac; done\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	ctx := hubtest.Deadline(t, 3*time.Minute)
 	cs := w.mcp(ctx)
-	id := w.start(t, ctx, cs, map[string]any{"task": "fix bug.txt", "exec": `printf 'fixed\n' > bug.txt`, "verify": `grep -qx fixed bug.txt`})
+	gate := filepath.Join(t.TempDir(), "gate")
+	id := w.start(t, ctx, cs, map[string]any{"task": "fix bug.txt", "verify": `grep -qx fixed bug.txt`,
+		"exec": fmt.Sprintf(`printf 'fixed\n' > bug.txt; until [ -e %s ]; do sleep 0.1; done; echo more > late.txt`, gate)})
+	var cp string
+	for cp == "" {
+		if ctx.Err() != nil {
+			t.Fatal("no checkpoint of the job on the remote")
+		}
+		if out, err := exec.Command("git", "-C", w.bare, "rev-parse", "-q", "--verify", "refs/hub/wip/"+id).Output(); err == nil {
+			cp = strings.TrimSpace(string(out))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	st := waitFor(t, ctx, cs, id)[id]
 	if st.State != protocol.StateFailed || st.Category != protocol.CategoryRemote ||
-		!strings.Contains(st.Error, "could not push hub/"+id) || !strings.Contains(st.Error, "branches of jobs are not taken here") {
+		!strings.Contains(st.Error, "could not push hub/"+id) || !strings.Contains(st.Error, "branches of jobs are not taken here") ||
+		!strings.Contains(st.Error, "its last checkpoint ("+cp[:12]) {
 		t.Fatalf("status: %+v", st)
 	}
-	if st.Head != st.Base || hubtest.Git(t, w.repo, "rev-parse", "hub/"+id) != st.Base {
-		t.Errorf("the hub's branch moved: head %s, base %s", st.Head, st.Base)
+	if st.Progress != "attempt 1 taken by worker far-1" {
+		t.Errorf("progress: %q", st.Progress)
 	}
+	// What the worker had checkpointed is here; its last commit is not.
+	if !st.Salvaged || st.Head != cp || hubtest.Git(t, w.repo, "rev-parse", "hub/"+id) != cp {
+		t.Errorf("the hub's branch: head %s, salvaged %v; the checkpoint %s", st.Head, st.Salvaged, cp)
+	}
+	if got := hubtest.Git(t, w.repo, "show", "hub/"+id+":bug.txt"); got != "fixed" {
+		t.Errorf("bug.txt on hub/%s: %q", id, got)
+	}
+	w.tidied(t, id)
 	// The commit is on the worker, where the reason says.
 	var sha, clone string
 	for _, f := range strings.Fields(st.Error) {
@@ -664,8 +735,8 @@ func TestRemotePushFails(t *testing.T) {
 	if sha == "" || clone == "" {
 		t.Fatalf("the reason names no commit or clone: %s", st.Error)
 	}
-	if got := hubtest.Git(t, clone, "show", sha+":bug.txt"); got != "fixed" {
-		t.Errorf("bug.txt in the worker's commit: %q", got)
+	if got := hubtest.Git(t, clone, "show", sha+":late.txt"); got != "more" {
+		t.Errorf("late.txt in the worker's commit: %q", got)
 	}
 	if got := hubtest.Git(t, clone, "rev-parse", "hub/"+id); got != sha {
 		t.Errorf("the worker's branch hub/%s is %s, not %s", id, got, sha)

@@ -90,12 +90,13 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Ending, error) {
 	if err != nil {
 		return nil, err
 	}
+	// As progress: until the job says more, its status says where it runs.
 	taken := fmt.Sprintf("attempt %d taken by worker %s", info.Attempt, w.Identity)
 	if checkpoint != "" {
 		taken += ", from checkpoint " + checkpoint[:12]
 	}
 	if err := w.Client.SignalWorkflow(ctx, in.ID, info.WorkflowExecution.RunID, SignalEvents,
-		[]Event{{Event: protocol.Event{Kind: protocol.EventNote, Text: taken, At: time.Now().UTC()}}}); err != nil {
+		[]Event{{Event: protocol.Event{Kind: protocol.EventProgress, Text: taken, At: time.Now().UTC()}}}); err != nil {
 		return nil, err
 	}
 	if !j.State.Terminal() {
@@ -485,6 +486,7 @@ func (w *Worker) finish(ctx context.Context, st *store.Store, in Input, j *store
 		end.Head = in.BaseSHA
 	}
 	if in.Kind != protocol.KindWrite || in.Branch == "" || end.Head == in.BaseSHA {
+		w.tidy(ctx, st, in, j, clone)
 		return end, nil
 	}
 	w.clones.Lock()
@@ -494,10 +496,44 @@ func (w *Worker) finish(ctx context.Context, st *store.Store, in Input, j *store
 	if err != nil {
 		end.State, end.Category = protocol.StateFailed, protocol.CategoryRemote
 		end.Reason = fmt.Sprintf("the worker %s could not push %s to %s: %v; the commit %s stays on that worker in %s (branch %s)",
-			w.Identity, in.Branch, in.Remote, err, end.Head, clone, in.Branch)
+			w.Identity, in.Branch, in.Remote, err, end.Head, clone, j.Branch)
 		_, _ = st.AppendEvent(ctx, j.ID, protocol.EventError, end.Reason, nil, time.Now().UTC())
+		return end, nil
 	}
+	w.tidy(ctx, st, in, j, clone)
 	return end, nil
+}
+
+// tidy removes what an attempt left on this worker once its work is on the
+// remote (or it had none to push): its worktree and verify tree, its
+// branch and the clone's refs of the job. A worker runs job after job, and
+// nothing else would ever remove them. Its record and journal stay in the
+// worker's store.
+func (w *Worker) tidy(ctx context.Context, st *store.Store, in Input, j *store.Job, clone string) {
+	repo, err := gitx.Open(clone)
+	if err != nil {
+		w.Log.Warn().Err(err).Str("job", j.ID).Msg("tidy: open the clone")
+		return
+	}
+	w.clones.Lock()
+	defer w.clones.Unlock()
+	err = job.Checkout(w.Paths, j, repo).Remove(ctx)
+	_ = job.VerifyCheckout(w.Paths, j.ID, repo).Remove(ctx) // there only while verify ran
+	refs := []string{in.BaseRef, wipRef(in.ID)}
+	if j.Branch != "" {
+		refs = append(refs, "refs/heads/"+j.Branch)
+	}
+	for _, ref := range refs {
+		if _, rerr := gitx.Git(ctx, clone, "update-ref", "-d", ref); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}
+	if uerr := st.Update(ctx, j.ID, func(r *store.Job) error { r.Worktree = ""; return nil }); uerr != nil {
+		err = errors.Join(err, uerr)
+	}
+	if err != nil {
+		w.Log.Warn().Err(err).Str("job", j.ID).Msg("tidy what the job left on this worker")
+	}
 }
 
 func trim(b []byte) []byte {
