@@ -447,26 +447,15 @@ func (s *shim) refGuard(ctx context.Context) func(context.Context) {
 }
 
 // hubMoves returns what tells the ref moves hub made itself while a job
-// ran in repo from anyone else's: the branches of other jobs (made when
-// they start, committed by their shims, removed by cleanup) and a branch
+// ran in repo from anyone else's: the branches of other jobs and a branch
 // hub land moved to a landing's commit. Reporting those would blame every
 // running job for the hub's own work.
 func (s *shim) hubMoves(ctx context.Context, repo string) func(ref, after string) bool {
-	jobs, err := s.st.ListJobs(context.WithoutCancel(ctx), nil, repo, 0)
+	h, err := s.st.HubRefs(context.WithoutCancel(ctx), repo)
 	if err != nil {
-		s.o.Log.Warn().Err(err).Msg("ref guard: list jobs")
+		s.o.Log.Warn().Err(err).Msg("ref guard: the jobs' refs")
 	}
-	branches, landed := map[string]bool{}, map[string]bool{}
-	for _, j := range jobs {
-		if j.Branch != "" {
-			branches["refs/heads/"+j.Branch] = true
-		}
-		var l protocol.Landing
-		if len(j.Landed) > 0 && json.Unmarshal(j.Landed, &l) == nil {
-			landed["refs/heads/"+l.Into+"\x00"+l.Commit] = true
-		}
-	}
-	return func(ref, after string) bool { return branches[ref] || landed[ref+"\x00"+after] }
+	return h.Made
 }
 
 func mergeKeys(a, b map[string]string) map[string]bool {

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/hub-agents/hub/hub/protocol"
@@ -51,4 +53,44 @@ func (s *Store) SetLanded(ctx context.Context, id string, landing []byte, text s
 		return err
 	})
 	return cursor, err
+}
+
+// HubRefs is what hub itself moves among a repository's refs: its jobs'
+// branches (made when a job starts, committed by its shim, removed by
+// cleanup) and, for each landing, the branch it moved and the commit it
+// moved it to.
+type HubRefs struct {
+	branches map[string]bool // full ref names
+	landed   map[string]bool // ref + "\x00" + commit
+}
+
+// Made reports whether ref pointing at after is hub's own doing.
+func (h HubRefs) Made(ref, after string) bool {
+	return h.branches[ref] || h.landed[ref+"\x00"+after]
+}
+
+// HubRefs reads the branches and landings of repo's jobs: two columns of
+// the jobs that have one, not whole records.
+func (s *Store) HubRefs(ctx context.Context, repo string) (HubRefs, error) {
+	h := HubRefs{branches: map[string]bool{}, landed: map[string]bool{}}
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT branch, COALESCE(landed, '') FROM jobs WHERE repo = ? AND (branch != '' OR COALESCE(landed, '') != '')`, repo)
+	if err != nil {
+		return h, fmt.Errorf("store: the jobs' refs of %s: %w", repo, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var branch, landed string
+		if err := rows.Scan(&branch, &landed); err != nil {
+			return h, fmt.Errorf("store: the jobs' refs of %s: %w", repo, err)
+		}
+		if branch != "" {
+			h.branches["refs/heads/"+branch] = true
+		}
+		var l protocol.Landing
+		if landed != "" && json.Unmarshal([]byte(landed), &l) == nil {
+			h.landed["refs/heads/"+l.Into+"\x00"+l.Commit] = true
+		}
+	}
+	return h, rows.Err()
 }

@@ -221,9 +221,29 @@ func (r *Relay) start(ctx context.Context, p protocol.StartParams) (client.Workf
 		return nil, fmt.Errorf("start the job's workflow on %s: %w", r.q.Address, err)
 	}
 	if j.State == protocol.StatePreparing {
-		r.record(ctx, protocol.EventProgress, fmt.Sprintf("waiting for a worker on queue %s (task queue %s at %s)", r.queue, r.q.TaskQueue, r.q.Address), nil)
+		r.record(ctx, protocol.EventProgress, r.waiting(ctx), nil)
 	}
 	return run, nil
+}
+
+// waiting says the job waits for a worker of its queue, and whether one is
+// there to take it: a queue nobody serves would otherwise wait unseen.
+func (r *Relay) waiting(ctx context.Context) string {
+	text := fmt.Sprintf("waiting for a worker on queue %s (task queue %s at %s)", r.queue, r.q.TaskQueue, r.q.Address)
+	hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	switch h := QueueHealth(hctx, r.c, r.q.TaskQueue); {
+	case h.Error != "":
+		return text + "; " + h.Error
+	case h.Workers == 0:
+		ns := ""
+		if r.q.Namespace != "default" {
+			ns = " --namespace " + r.q.Namespace
+		}
+		return text + fmt.Sprintf("; no worker polls it now: start one with `hub-temporal worker --temporal %s%s --queue %s`", r.q.Address, ns, r.q.TaskQueue)
+	default:
+		return text + fmt.Sprintf("; %d worker(s) poll it: %s", h.Workers, strings.Join(h.Identities, ", "))
+	}
 }
 
 // follow records what the workflow's history says until it closes, and

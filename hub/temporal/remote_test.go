@@ -959,7 +959,10 @@ func TestRemoteStopWaiting(t *testing.T) {
 	ctx := hubtest.Deadline(t, 2*time.Minute)
 	cs := w.mcp(ctx)
 	id := w.start(t, ctx, cs, map[string]any{"task": "never taken", "exec": "true"})
-	progressed(t, ctx, cs, id, func(p string) bool { return strings.HasPrefix(p, "waiting for a worker on queue far") })
+	progressed(t, ctx, cs, id, func(p string) bool {
+		return p == fmt.Sprintf("waiting for a worker on queue far (task queue far at %s); no worker polls it now: "+
+			"start one with `hub-temporal worker --temporal %s --namespace %s --queue far`", w.addr, w.addr, w.namespace)
+	})
 	call(t, ctx, cs, "stop", map[string]any{"id": id}, nil)
 	st := waitFor(t, ctx, cs, id)[id]
 	if st.State != protocol.StateCancelled || st.Error != "stopped before a worker of queue far took it" || st.Head != st.Base {
