@@ -21,7 +21,9 @@ func Judge(state protocol.State, r *protocol.Rubric) (protocol.State, string, st
 	if state != protocol.StateSucceeded || r == nil {
 		return state, "", ""
 	}
-	if r.Verdict == string(rubric.VerdictFailed) || hubFailed(r) {
+	// A failed verdict is a failed verify or "changed" criterion, both
+	// checked by hub: hubFailed covers it.
+	if hubFailed(r) {
 		return protocol.StateFailed, protocol.CategoryRubric, r.Line
 	}
 	return state, "", ""
