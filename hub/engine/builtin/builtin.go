@@ -124,7 +124,7 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 		return nil, err
 	}
 	// The key can come back inside a provider's error message; it goes no further.
-	r := &run{started: time.Now(), done: make(chan struct{}), profile: p, red: redact.New(key)}
+	r := &run{started: time.Now(), profile: p, red: redact.New(key)}
 	client, cleanup, err := e.client(ctx, p, key, spec.Params.Model, r.red)
 	if err != nil {
 		return nil, err
@@ -165,11 +165,7 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 		cfg.Observe = observer(spec)
 	}
 	r.command = fmt.Sprintf("builtin agent loop (profile %s, %s %s)", p.Name, p.Provider, client.Model())
-	ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	go func() {
-		defer close(r.done)
-		r.res = agent.Run(ctx, cfg)
-	}()
+	r.start(ctx, func(ctx context.Context) { r.res = agent.Run(ctx, cfg) })
 	return r, nil
 }
 
@@ -359,37 +355,56 @@ func (m *trackedModel) Generate(ctx context.Context, c model.Call) (*model.Reply
 	return m.Client.Generate(ctx, c)
 }
 
+// inShim is what a run in the shim's own process shares (the built-in
+// worker's loop, a step's narration): a context to cancel, and done when
+// its goroutine ends.
+type inShim struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// start runs fn on a context of its own (the caller's values, not its
+// cancel: only Stop ends it), closing done when fn returns.
+func (l *inShim) start(ctx context.Context, fn func(context.Context)) {
+	l.done = make(chan struct{})
+	ctx, l.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	go func() {
+		defer close(l.done)
+		fn(ctx)
+	}()
+}
+
+// PGID is 0: the run is in the shim; its commands have groups of their
+// own, which the tools stop.
+func (l *inShim) PGID() int { return 0 }
+
+// Stop cancels the run and waits for it at most grace.
+func (l *inShim) Stop(grace time.Duration) {
+	l.cancel()
+	select {
+	case <-l.done:
+	case <-time.After(grace):
+	}
+}
+
 // run is one loop in flight.
 type run struct {
+	inShim
 	model   *trackedModel
 	profile profile.Profile
 	command string
 	started time.Time
 	ws      *tool.Workspace
-	cancel  context.CancelFunc
 	cleanup func()
-	done    chan struct{}
 	res     agent.Result
 	red     *redact.Redactor
 
 	waitOnce sync.Once
 }
 
-// PGID is 0: the loop runs in the shim; its commands have groups of their
-// own, which the tools stop.
-func (r *run) PGID() int { return 0 }
-
 // Heartbeat is true while a shell command runs within its own timeout, or
 // while the loop waits on a model call.
 func (r *run) Heartbeat() bool { return r.ws.Busy() || r.model.inflight.Load() > 0 }
-
-func (r *run) Stop(grace time.Duration) {
-	r.cancel()
-	select {
-	case <-r.done:
-	case <-time.After(grace):
-	}
-}
 
 func (r *run) Wait() engine.Outcome {
 	<-r.done

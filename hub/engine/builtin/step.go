@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tmc/langchaingo/llms"
@@ -124,38 +123,26 @@ func (s *Step) Start(ctx context.Context, spec engine.Spec) (engine.Run, error) 
 	if err != nil {
 		return nil, err
 	}
-	r := &stepRun{started: time.Now(), done: make(chan struct{}), red: red, model: &trackedModel{Client: client},
+	r := &stepRun{started: time.Now(), red: red, model: &trackedModel{Client: client},
 		command: fmt.Sprintf("step narration (profile %s, %s %s)", p.Name, p.Provider, client.Model())}
-	ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	go func() {
-		defer close(r.done)
+	r.start(ctx, func(ctx context.Context) {
 		defer cleanup()
 		r.out = r.narrate(ctx, spec, p, title, since, claim)
-	}()
+	})
 	return r, nil
 }
 
+// stepRun is a step's narration in flight: one model call.
 type stepRun struct {
+	inShim
 	model   *trackedModel
 	command string
 	started time.Time
 	red     *redact.Redactor
-	cancel  context.CancelFunc
-	done    chan struct{}
 	out     engine.Outcome
-	once    sync.Once
 }
 
-func (r *stepRun) PGID() int       { return 0 }
 func (r *stepRun) Heartbeat() bool { return r.model.inflight.Load() > 0 }
-
-func (r *stepRun) Stop(grace time.Duration) {
-	r.cancel()
-	select {
-	case <-r.done:
-	case <-time.After(grace):
-	}
-}
 
 func (r *stepRun) Wait() engine.Outcome {
 	<-r.done
