@@ -63,8 +63,9 @@ type world struct {
 	runner string
 	// addr and namespace are the Temporal server's.
 	addr, namespace string
-	repo            string // the user's repository
-	bare            string // the git remote both sides reach
+	repo            string   // the user's repository
+	bare            string   // the git remote both sides reach
+	workerEnv       []string // what workers started from now on have in their environment besides
 }
 
 func newWorld(t *testing.T) *world {
@@ -166,6 +167,7 @@ func (w *world) startWorkerIn(name string, sealed bool, flags ...string) *worker
 	}
 	cmd.Env = append(env, "HUB_HOME="+wk.home, "HOME="+user, "XDG_CONFIG_HOME="+filepath.Join(user, ".config"),
 		"XDG_DATA_HOME="+filepath.Join(user, ".local", "share"), "HUB_LOG_LEVEL=debug")
+	cmd.Env = append(cmd.Env, w.workerEnv...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -1062,4 +1064,25 @@ printf 'fixed\n' > bug.txt`, marker)
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("the job's pre-push hook ran")
 	}
+}
+
+// TestRemoteIsolationRefused: a job asks for a level its worker's machine
+// cannot give (no sandbox there, though the hub's machine has one) → the
+// worker refuses it rather than run it at a lower level, the job fails
+// saying why, and the worker goes on with the jobs it can run.
+func TestRemoteIsolationRefused(t *testing.T) {
+	w := newWorld(t)
+	w.workerEnv = []string{"HUB_SANDBOX=none"} // a mechanism that is no mechanism: nothing sandboxes there
+	w.startWorker("far-1")
+	ctx := hubtest.Deadline(t, 2*time.Minute)
+	cs := w.mcp(ctx)
+	id := w.start(t, ctx, cs, map[string]any{"task": "fix bug.txt", "exec": `printf 'fixed\n' > bug.txt`, "isolation": "isolated"})
+	st := waitFor(t, ctx, cs, id)[id]
+	if st.State != protocol.StateFailed || !strings.Contains(st.Error, "HUB_SANDBOX") || st.Head != st.Base ||
+		hubtest.Git(t, w.repo, "rev-parse", "hub/"+id) != st.Base {
+		t.Fatalf("status: %+v", st)
+	}
+	t.Logf("refused on the worker: %s: %s", st.Category, st.Error)
+	id = w.start(t, ctx, cs, map[string]any{"task": "fix bug.txt", "exec": `printf 'fixed\n' > bug.txt`, "verify": `grep -qx fixed bug.txt`})
+	verified(t, waitFor(t, ctx, cs, id)[id])
 }
