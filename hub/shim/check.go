@@ -36,7 +36,7 @@ func Check(ctx context.Context, o Options, st *store.Store, id, commit, command 
 	if err := os.MkdirAll(o.Paths.JobDir(j.ID), 0o700); err != nil {
 		return nil, err
 	}
-	s := &shim{o: o, st: st, job: j, notify: make(chan struct{}, 1), activity: make(chan struct{}, 1),
+	s := &shim{o: o, st: st, job: j, notes: NewNotifier(o.Paths.Socket(), j.ID), activity: make(chan struct{}, 1),
 		stopCh: make(chan string, 1), waiting: map[string]chan string{}, red: secrets(), self: os.Getpid(), landing: true}
 	if s.params, err = store.DecodeSpec(j.Spec); err != nil {
 		return nil, err

@@ -60,7 +60,7 @@ type shim struct {
 	// process or one of its descendants is the worker (see onConn).
 	self int
 
-	notify   chan struct{}
+	notes    *Notifier // tells the daemon the job changed
 	activity chan struct{}
 
 	stopOnce sync.Once
@@ -155,7 +155,7 @@ func Run(ctx context.Context, o Options) error {
 	if j.State != protocol.StatePreparing {
 		return fmt.Errorf("job %s is %s; a shim only takes a job that is preparing", j.ID, j.State)
 	}
-	s := &shim{o: o, st: st, job: j, notify: make(chan struct{}, 1), activity: make(chan struct{}, 1),
+	s := &shim{o: o, st: st, job: j, notes: NewNotifier(o.Paths.Socket(), j.ID), activity: make(chan struct{}, 1),
 		stopCh: make(chan string, 1), waiting: map[string]chan string{}, red: secrets(), self: os.Getpid(), subreaper: subreaper}
 	if s.params, err = store.DecodeSpec(j.Spec); err != nil {
 		return s.fail(ctx, err.Error())
@@ -170,7 +170,7 @@ func Run(ctx context.Context, o Options) error {
 
 	nctx, ncancel := context.WithCancel(context.Background())
 	defer ncancel()
-	go s.notifier(nctx)
+	go s.notes.Run(nctx)
 
 	_ = os.Remove(o.Paths.ShimSocket(j.ID))
 	ln, err := rpc.Listen(o.Paths.ShimSocket(j.ID))
@@ -188,7 +188,7 @@ func Run(ctx context.Context, o Options) error {
 	s.execute(ctx)
 	s.poke()
 	// Give the notifier a moment to tell the daemon about the ending.
-	s.flushNotify()
+	s.notes.Flush()
 	s.waitKeeps()
 	return nil
 }
@@ -224,71 +224,13 @@ func (s *shim) setState(ctx context.Context, from []protocol.State, to protocol.
 	return nil
 }
 
-func (s *shim) poke() {
-	select {
-	case s.notify <- struct{}{}:
-	default:
-	}
-}
+func (s *shim) poke() { s.notes.Poke() }
 
 func (s *shim) touch() {
 	select {
 	case s.activity <- struct{}{}:
 	default:
 	}
-}
-
-// notifier tells the daemon that the job's records changed. Changes coalesce;
-// a daemon that is not there is simply not told (it reads the store when it
-// comes back).
-func (s *shim) notifier(ctx context.Context) {
-	var conn *rpc.Conn
-	defer func() {
-		if conn != nil {
-			conn.Close()
-		}
-	}()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-s.notify:
-		}
-		for attempt := 0; attempt < 2; attempt++ {
-			if conn == nil {
-				dctx, cancel := context.WithTimeout(ctx, time.Second)
-				nc, err := rpc.Dial(dctx, s.o.Paths.Socket())
-				cancel()
-				if err != nil {
-					break
-				}
-				conn = rpc.NewConn(ctx, nc, nil, nil)
-			}
-			cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-			_, err := protocol.DaemonClient{C: conn}.ShimChanged(cctx, protocol.ShimChangedParams{ID: s.job.ID})
-			cancel()
-			if err != nil {
-				conn.Close()
-				conn = nil
-				continue
-			}
-			break
-		}
-	}
-}
-
-// flushNotify tells the daemon once more, on a connection of its own, so
-// the shim knows the news arrived before it exits.
-func (s *shim) flushNotify() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	nc, err := rpc.Dial(ctx, s.o.Paths.Socket())
-	if err != nil {
-		return // no daemon: the next one reads the store when it starts
-	}
-	c := rpc.NewConn(ctx, nc, nil, nil)
-	defer c.Close()
-	_, _ = protocol.DaemonClient{C: c}.ShimChanged(ctx, protocol.ShimChangedParams{ID: s.job.ID})
 }
 
 // workerPeer is the key of a connection's value that says whether the

@@ -98,6 +98,7 @@ type Relay struct {
 	q      config.Queue
 	remote string // the remote's URL or path
 	c      client.Client
+	notes  *shim.Notifier
 
 	mu      sync.Mutex
 	seen    map[string]int64 // per attempt, the last worker event recorded
@@ -115,6 +116,10 @@ func (r *Relay) Run(ctx context.Context) error {
 		return err
 	}
 	defer release()
+	r.notes = shim.NewNotifier(r.Paths.Socket(), r.JobID)
+	nctx, ncancel := context.WithCancel(context.Background())
+	go r.notes.Run(nctx)
+	defer func() { ncancel(); r.notes.Flush() }() // the daemon hears of the end before the lock goes
 	if r.st, err = store.Open(r.Paths.DB()); err != nil {
 		return err
 	}
@@ -553,17 +558,7 @@ func (r *Relay) record(ctx context.Context, kind protocol.EventKind, text string
 }
 
 // poke tells the daemon the job's records changed.
-func (r *Relay) poke() {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	nc, err := rpc.Dial(ctx, r.Paths.Socket())
-	if err != nil {
-		return
-	}
-	c := rpc.NewConn(ctx, nc, nil, nil)
-	defer c.Close()
-	_, _ = protocol.DaemonClient{C: c}.ShimChanged(ctx, protocol.ShimChangedParams{ID: r.JobID})
-}
+func (r *Relay) poke() { r.notes.Poke() }
 
 // handle serves the job's socket for the daemon: steering, replies, stop.
 // Nothing of the worker's runs here, so the worker's methods are refused.
