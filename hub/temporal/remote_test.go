@@ -328,8 +328,10 @@ func TestRemoteJob(t *testing.T) {
 	// Its work home, nothing of it is left on the remote, and on the worker
 	// only its record.
 	w.tidied(t, id)
-	if _, err := os.Stat(filepath.Join(wk.home, "worktrees", id)); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("the job's worktree is still on the worker: %v", err)
+	for _, left := range []string{filepath.Join(wk.home, "worktrees", id), filepath.Join(wk.home, "jobs", id, "engine")} {
+		if _, err := os.Stat(left); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s is still on the worker: %v", left, err)
+		}
 	}
 	clones, _ := filepath.Glob(filepath.Join(wk.home, "clones", "*"))
 	if len(clones) != 1 {

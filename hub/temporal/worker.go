@@ -506,7 +506,7 @@ func (w *Worker) finish(ctx context.Context, st *store.Store, in Input, j *store
 
 // tidy removes what an attempt left on this worker once its work is on the
 // remote (or it had none to push): its worktree and verify tree, its
-// branch and the clone's refs of the job. A worker runs job after job, and
+// engine's folder and caches, its branch and the clone's refs of the job. A worker runs job after job, and
 // nothing else would ever remove them. Its record and journal stay in the
 // worker's store.
 func (w *Worker) tidy(ctx context.Context, st *store.Store, in Input, j *store.Job, clone string) {
@@ -527,6 +527,10 @@ func (w *Worker) tidy(ctx context.Context, st *store.Store, in Input, j *store.J
 		if _, rerr := gitx.Git(ctx, clone, "update-ref", "-d", ref); rerr != nil {
 			err = errors.Join(err, rerr)
 		}
+	}
+	// The engine's folder and the job's caches, as hub gc would; its logs stay.
+	for _, dir := range []string{w.Paths.EngineHome(j.ID), w.Paths.JobCache(j.ID), w.Paths.SetupHome(j.ID)} {
+		err = errors.Join(err, os.RemoveAll(dir))
 	}
 	if uerr := st.Update(ctx, j.ID, func(r *store.Job) error { r.Worktree = ""; return nil }); uerr != nil {
 		err = errors.Join(err, uerr)
