@@ -52,8 +52,10 @@ HUB_TEST_RACE=1 GORACE=halt_on_error=1 go test -count=1 -timeout 20m ./hub/e2e .
 
 # The Temporal runner, a module of its own (hub's core never links Temporal):
 # its tests run jobs on real worker processes through Temporal's in-process
-# test server.
-(cd hub/temporal && go mod download && go vet ./... && go test -count=1 -p 2 -timeout 20m ./...)
+# test server. Then again with the race detector in the test, the worker, the
+# relay, the daemon and the shims (a race stops them).
+(cd hub/temporal && go mod download && go vet ./... && go test -count=1 -p 2 -timeout 20m ./... &&
+	HUB_TEST_RACE=1 GORACE=halt_on_error=1 go test -count=1 -race -timeout 30m .)
 
 make build
 # The official MCP conformance suite against a real `hub mcp --http` (the
