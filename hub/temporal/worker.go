@@ -506,9 +506,9 @@ func (w *Worker) finish(ctx context.Context, st *store.Store, in Input, j *store
 
 // tidy removes what an attempt left on this worker once its work is on the
 // remote (or it had none to push): its worktree and verify tree, its
-// engine's folder and caches, its branch and the clone's refs of the job. A worker runs job after job, and
-// nothing else would ever remove them. Its record and journal stay in the
-// worker's store.
+// engine's folder and caches, its branch and the clone's refs of the job.
+// A worker runs job after job, and nothing else would ever remove them.
+// Its record, journal and logs stay in the worker's HUB_HOME.
 func (w *Worker) tidy(ctx context.Context, st *store.Store, in Input, j *store.Job, clone string) {
 	repo, err := gitx.Open(clone)
 	if err != nil {
