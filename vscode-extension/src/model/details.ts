@@ -98,6 +98,8 @@ export interface Details {
   facts: [string, string][];
   summary?: string;
   error?: string;
+  /** What the job did beyond its branch, a line each with the command that puts it back. */
+  alerts: string[];
   files: FileChange[];
   verify?: { command: string; outcome: string; tone: Tone; duration: string; commit: string; outputTail: string };
   rubric?: { verdict: string; line: string; tone: Tone; graderError?: string; criteria: { id: string; status: string; tone: Tone; text: string; kind: string; by: string; evidence: string }[] };
@@ -404,6 +406,7 @@ export function buildDetails(input: DetailsInput): Details {
     facts,
     summary: input.result?.summary || undefined,
     error: error ? (category ? `${error} (${category})` : error) : undefined,
+    alerts: j.alerts ?? [],
     files,
     verify,
     rubric: ev?.rubric ? rubricOf(ev.rubric) : undefined,
@@ -480,6 +483,10 @@ export function renderDetails(d: Details, cspSource: string): string {
   }
   if (d.error) {
     out.push(`<p class="error">${esc(d.error)}</p>`);
+  }
+  if (d.alerts.length) {
+    // Before anything else of the job: what it did outside its branch, and how to put it back.
+    out.push(section(`Beyond its branch (${d.alerts.length})`, `<ul class="alerts">${d.alerts.map((a) => `<li><span class="tone-warn">⚠ ${esc(a)}</span></li>`).join("")}</ul>`, "alerts"));
   }
   if (d.task.trim() !== fmt.taskLabel(d.task, 120)) {
     out.push(section("Task", `<pre>${esc(d.task.trim())}</pre>`, "task"));

@@ -63,10 +63,28 @@ export function verifyOutcome(exit: number | null | undefined): string {
  * outcome is a job's state word, and once it has ended what verify said:
  * "running", "succeeded · verified", "failed · verify failed (exit 1)".
  */
-export function outcome(j: Pick<JobStatus, "state" | "verify_exit">): string {
-  const word = stateWord(j.state);
+export function outcome(j: Pick<JobStatus, "state" | "verify_exit" | "rubric">): string {
+  const parts = [stateWord(j.state)];
   const v = isTerminal(j.state) ? verifyOutcome(j.verify_exit) : "";
-  return v ? `${word} · ${v}` : word;
+  if (v) {
+    parts.push(v);
+  }
+  // A success whose definition of done has a criterion failing or unchecked
+  // says so beside it, as `hub status` does.
+  if (j.state === "succeeded" && (j.rubric === "needs_revision" || j.rubric === "unknown")) {
+    parts.push(`rubric ${j.rubric.replace(/_/g, " ")}`);
+  }
+  return parts.join(" · ");
+}
+
+/**
+ * alertWord counts what the job did beyond its branch (refs it moved in the
+ * user's repository, a stash, files of the base it deleted): "⚠ 2 alerts",
+ * or "" when nothing.
+ */
+export function alertWord(j: Pick<JobStatus, "alerts">): string {
+  const n = j.alerts?.length ?? 0;
+  return n === 0 ? "" : `⚠ ${n} ${n === 1 ? "alert" : "alerts"}`;
 }
 
 /** ref names a job where the user meets it: its branch (hub/<id>, which holds the id), else its id. */
@@ -84,7 +102,8 @@ export function ref(j: Pick<JobStatus, "id" | "branch">): string {
 export function description(j: JobStatus, elapsedMs = j.elapsed_ms): string {
   const landing = landingWord(j);
   if (isTerminal(j.state)) {
-    return [outcome(j), ...(landing ? [landing] : []), j.engine || "?", elapsed(elapsedMs), cost(j), ref(j)].join(" · ");
+    const alerts = alertWord(j);
+    return [outcome(j), ...(alerts ? [alerts] : []), ...(landing ? [landing] : []), j.engine || "?", elapsed(elapsedMs), cost(j), ref(j)].join(" · ");
   }
   const parts = [j.engine || "?", elapsed(elapsedMs), cost(j)];
   if (landing) {
@@ -178,6 +197,9 @@ export function tooltip(j: JobStatus): string {
   }
   if (j.error) {
     lines.push(`error: ${j.error}`);
+  }
+  for (const a of j.alerts ?? []) {
+    lines.push(`⚠ ${a}`);
   }
   lines.push("Click for the job's details.");
   return lines.join("\n");

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
 import { buildDetails, clock, commandLink, esc, ms, QuestionHistory, renderDetails, us } from "../../src/model/details";
+import * as fmt from "../../src/model/format";
 import { Session } from "../../src/model/session";
 import { Capabilities, Methods, type Event, type JobStatus, type ResultResult, type TraceResult } from "../../src/protocol/generated";
 import { hubBin, Sandbox, until } from "./harness";
@@ -60,6 +61,16 @@ describe("details, pure", () => {
     assert.doesNotMatch(html, /hub\.merge/);
     assert.doesNotMatch(html, /hub\.answer/);
     assert.match(html, /Nothing committed yet\./);
+  });
+
+  test("what the job did beyond its branch: first on the page, each line with its way back", () => {
+    const d = buildDetails({ status: job("ab12cd34", "succeeded", { verify_exit: 0, rubric: "unknown", alerts: ["refs/heads/main moved (1111111 → 2222222): git update-ref refs/heads/main 1111111 <b>"] }) });
+    assert.equal(d.headline, "succeeded · verified · rubric unknown");
+    assert.deepEqual(d.alerts, ["refs/heads/main moved (1111111 → 2222222): git update-ref refs/heads/main 1111111 <b>"]);
+    const html = renderDetails(d, "x:");
+    assert.match(html, /Beyond its branch \(1\)[\s\S]*⚠ refs\/heads\/main moved \(1111111 → 2222222\): git update-ref refs\/heads\/main 1111111 &lt;b&gt;/);
+    assert.ok(html.indexOf("Beyond its branch") < html.indexOf("Files ("), "the alerts come before the files");
+    assert.doesNotMatch(renderDetails(buildDetails({ status: job("j", "succeeded") }), "x:"), /Beyond its branch/);
   });
 
   test("from the evidence: verify with its output tail, rubric per criterion, timings, cost unknown", () => {
@@ -217,5 +228,20 @@ describe("details from a real daemon", () => {
     assert.match(html, /<h2>Trace \(7 steps\)<\/h2>/);
     assert.match(html, /which color\?/);
     assert.match(html, /teal/);
+    assert.doesNotMatch(html, /Beyond its branch/);
+  });
+
+  test("a job that moves a branch of the user's repository: its alert in the row, the tooltip and the page", async () => {
+    const main = (await sb.git("rev-parse", "HEAD")).trim();
+    const id = await sb.startJob("write, and move a branch it does not own", "echo x > x.txt; git update-ref refs/heads/side HEAD");
+    await until("the job to end", () => session.model.get(id)?.state === "succeeded", 30000);
+    const status = session.model.get(id)!;
+    assert.equal(status.alerts?.length, 1, JSON.stringify(status.alerts));
+    assert.match(status.alerts![0], /refs\/heads\/side/);
+    assert.match(fmt.description(status), /^succeeded · ⚠ 1 alert · /);
+    assert.match(fmt.tooltip(status), /\n⚠ .*refs\/heads\/side/);
+    const html = renderDetails(buildDetails({ status }), "x:");
+    assert.match(html, /Beyond its branch \(1\)[\s\S]*refs\/heads\/side/);
+    assert.equal((await sb.git("rev-parse", "side")).trim(), main, "the job moved side to its base");
   });
 });

@@ -78,6 +78,17 @@ describe("format", () => {
     const failed = job("ab12cd34", "failed", { branch: "hub/ab12cd34", progress: "writing greeting", verify_exit: 1 });
     assert.equal(fmt.description(failed), "failed · verify failed (exit 1) · exec · 0s · $0.00 · hub/ab12cd34");
     assert.equal(fmt.outcome(job("a", "succeeded")), "succeeded");
+    // A success whose rubric needs revision or could not be checked says so; a satisfied one, or a failure, does not.
+    assert.equal(fmt.outcome(job("a", "succeeded", { verify_exit: 0, rubric: "needs_revision" })), "succeeded · verified · rubric needs revision");
+    assert.equal(fmt.outcome(job("a", "succeeded", { rubric: "unknown" })), "succeeded · rubric unknown");
+    assert.equal(fmt.outcome(job("a", "succeeded", { rubric: "satisfied" })), "succeeded");
+    assert.equal(fmt.outcome(job("a", "failed", { rubric: "failed" })), "failed");
+    // What it did beyond its branch comes right after its outcome, where a narrow side bar still shows it.
+    const moved = job("ab12cd34", "succeeded", { branch: "hub/ab12cd34", verify_exit: 0, alerts: ["refs/heads/main moved (1111111 → 2222222): git update-ref refs/heads/main 1111111", "the stash changed"] });
+    assert.equal(fmt.description(moved), "succeeded · verified · ⚠ 2 alerts · exec · 0s · $0.00 · hub/ab12cd34");
+    assert.equal(fmt.alertWord(job("a", "succeeded", { alerts: ["x"] })), "⚠ 1 alert");
+    assert.equal(fmt.alertWord(job("a", "succeeded")), "");
+    assert.match(fmt.tooltip(moved), /\n⚠ refs\/heads\/main moved \(1111111 → 2222222\): git update-ref refs\/heads\/main 1111111\n⚠ the stash changed\n/);
     assert.equal(fmt.outcome(job("a", "timed_out")), "timed out");
     assert.equal(fmt.outcome(job("a", "cancelled", { verify_exit: 0 })), "cancelled · verified");
     // While it runs, verify's exit is not an outcome yet.
