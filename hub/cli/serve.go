@@ -41,6 +41,7 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/shim"
+	"github.com/hub-agents/hub/internal/atomicfile"
 	"github.com/hub-agents/hub/internal/logfile"
 )
 
@@ -314,9 +315,5 @@ func loadToken(path string) (string, error) {
 		return "", err
 	}
 	t := hex.EncodeToString(r[:])
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(t+"\n"), 0o600); err != nil {
-		return "", err
-	}
-	return t, os.Rename(tmp, path)
+	return t, atomicfile.Write(path, []byte(t+"\n"), 0o600)
 }

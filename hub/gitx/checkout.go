@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/hub-agents/hub/internal/atomicfile"
 )
 
 // A Checkout is a checkout hub made for a job, described by the paths hub
@@ -211,7 +213,7 @@ var wholeTree = []string{"-c", "core.sparseCheckout=false", "-c", "index.sparse=
 func (c *Checkout) gitFile() string { return "gitdir: " + c.GitDir + "\n" }
 
 func (c *Checkout) writeGitFile() error {
-	return replaceFile(filepath.Join(c.Dir, ".git"), []byte(c.gitFile()), 0o644)
+	return atomicfile.Replace(filepath.Join(c.Dir, ".git"), []byte(c.gitFile()), 0o644)
 }
 
 // privateConfig is the whole config of a private git dir: nothing that
@@ -278,7 +280,7 @@ func (c *Checkout) writePrivateGitDir(ctx context.Context, head string) error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := replaceFile(p, []byte(body), 0o644); err != nil {
+		if err := atomicfile.Replace(p, []byte(body), 0o644); err != nil {
 			return err
 		}
 	}
@@ -313,26 +315,6 @@ func (c *Checkout) ObjectDirs() []string {
 	}
 	walk(filepath.Join(c.Repo.CommonDir, "objects"), 0)
 	return dirs
-}
-
-// replaceFile writes data to path through a temporary file and a rename,
-// so a symlink the worker left at path is replaced, never followed.
-func replaceFile(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".hub-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), mode)); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
 }
 
 // copyFile copies the regular file src to dst (replacing it), refusing

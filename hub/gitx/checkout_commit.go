@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/hub-agents/hub/internal/atomicfile"
 )
 
 // Repair is one part of a checkout's git state that the worker changed,
@@ -551,7 +553,7 @@ func (c *Checkout) restore(ctx context.Context, head string, headSeen bool) []Re
 				}
 				note(l.name, found, l.done)
 			}
-			if err := replaceFile(filepath.Join(c.GitDir, l.name), []byte(l.body), 0o644); err != nil {
+			if err := atomicfile.Replace(filepath.Join(c.GitDir, l.name), []byte(l.body), 0o644); err != nil {
 				note(l.name, "it could not be rewritten", err.Error())
 			}
 		}

@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	git "github.com/go-git/go-git/v5"
+
+	"github.com/hub-agents/hub/internal/atomicfile"
 )
 
 // readOpts is hubOpts for commands that only read: no optional locks, so
@@ -163,8 +165,8 @@ func (c *Checkout) Remove(ctx context.Context) error {
 		if _, statErr := os.Lstat(c.Dir); statErr == nil {
 			_ = c.writeGitFile()
 			if _, e := os.Stat(c.GitDir); e == nil {
-				_ = replaceFile(c.GitDir+"/gitdir", []byte(c.Dir+"/.git\n"), 0o644)
-				_ = replaceFile(c.GitDir+"/commondir", []byte("../..\n"), 0o644)
+				_ = atomicfile.Replace(c.GitDir+"/gitdir", []byte(c.Dir+"/.git\n"), 0o644)
+				_ = atomicfile.Replace(c.GitDir+"/commondir", []byte("../..\n"), 0o644)
 			}
 		}
 		err = RemoveWorktree(ctx, c.Repo, c.Dir, true)

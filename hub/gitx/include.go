@@ -12,6 +12,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
+
+	"github.com/hub-agents/hub/internal/atomicfile"
 )
 
 // IncludeFile is the file at the top of the user's checkout that lists,
@@ -292,7 +294,7 @@ func (c *Checkout) CopyIncluded(plan *IncludePlan) (IncludeResult, error) {
 	}
 	// Recorded before anything is copied: whatever is in the work tree
 	// under these names is never hub's to commit.
-	if err := replaceFile(c.includedList(), []byte(strings.Join(plan.Paths, "\x00")+"\x00"), 0o600); err != nil {
+	if err := atomicfile.Replace(c.includedList(), []byte(strings.Join(plan.Paths, "\x00")+"\x00"), 0o600); err != nil {
 		return res, fmt.Errorf("record the files .worktreeinclude copies: %w", err)
 	}
 	top := plan.Top

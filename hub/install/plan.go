@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+
+	"github.com/hub-agents/hub/internal/atomicfile"
 )
 
 // Action is what a change does to its file.
@@ -398,34 +400,11 @@ func backup(path, dst string, src []byte) error {
 	return writeAtomic(dst, src, fi.Mode().Perm())
 }
 
-// writeAtomic writes data to path through a temporary file in the same
-// folder and a rename, so a reader sees the old file or the new one, never
-// half of one.
+// writeAtomic writes data to path (making its folder) so a reader sees the
+// old file or the new one, never half of one.
 func writeAtomic(path string, data []byte, mode os.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".hub-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	defer os.Remove(tmp) // a no-op after the rename
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, data, mode)
 }

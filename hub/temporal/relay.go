@@ -29,6 +29,7 @@ import (
 	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/shim"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/internal/atomicfile"
 	"github.com/hub-agents/hub/internal/micros"
 )
 
@@ -385,9 +386,8 @@ func (r *Relay) saveSeen() {
 	r.mu.Lock()
 	b, _ := json.Marshal(r.seen)
 	r.mu.Unlock()
-	tmp := r.seenPath() + ".tmp"
-	if os.WriteFile(tmp, b, 0o600) == nil {
-		_ = os.Rename(tmp, r.seenPath())
+	if err := atomicfile.Write(r.seenPath(), b, 0o600); err != nil {
+		r.Log.Warn().Err(err).Msg("keep what was recorded")
 	}
 }
 
