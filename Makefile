@@ -44,7 +44,7 @@ faults:
 FUZZTIME ?= 5m
 FUZZ_TARGETS := ./hub/rpc:FuzzReadFrame ./hub/engine/claude:FuzzParse ./hub/engine/codex:FuzzParse \
 	./hub/engine/codex:FuzzShellScript ./hub/engine/opencode:FuzzParse ./hub/engine/agentcli:FuzzReadLine \
-	./hub/engine/acp:FuzzParseUpdate ./hub/redact:FuzzString ./agent/tool:FuzzResolve ./hub/install:FuzzTOMLSplice ./internal/tomltext:FuzzRoundTrip
+	./hub/engine/acp:FuzzParseUpdate ./hub/redact:FuzzString ./hub/redact:FuzzEnvFileValues ./agent/tool:FuzzResolve ./hub/install:FuzzTOMLSplice ./internal/tomltext:FuzzRoundTrip
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "fuzz: $${t#*:} in $${t%%:*} for $(FUZZTIME)"; \

@@ -290,7 +290,7 @@ func runMCP(ctx context.Context, ios *IO, o *mcpOptions) error {
 		return err
 	}
 	fmt.Fprintf(ios.ErrOut, "hub: MCP on http://%s/ (bearer token in %s)\n", ln.Addr(), paths.MCPToken())
-	hs := &http.Server{Handler: mcpserver.HTTPHandler(srv, token), ReadHeaderTimeout: 10 * time.Second}
+	hs := newMCPHTTPServer(mcpserver.HTTPHandler(srv, token))
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
@@ -301,6 +301,25 @@ func runMCP(ctx context.Context, ios *IO, o *mcpOptions) error {
 		return err
 	}
 	return nil
+}
+
+// The timeouts of hub mcp --http's server. There is no WriteTimeout: a
+// streamable-HTTP response (an SSE stream on GET, or on a POST whose tool
+// call runs for many minutes) lives as long as it must, and a write
+// deadline would cut it. Nor a ReadTimeout: ReadHeaderTimeout bounds what a
+// request sends before its handler runs, and a deadline on its body would
+// only fail a slow client's call.
+const (
+	// mcpReadHeaderTimeout bounds a request's headers.
+	mcpReadHeaderTimeout = 10 * time.Second
+	// mcpIdleTimeout closes a keep-alive connection left idle between
+	// requests (after a 401 too); a client opens another when it needs one.
+	mcpIdleTimeout = 60 * time.Second
+)
+
+// newMCPHTTPServer is the server of hub mcp --http, serving h.
+func newMCPHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: mcpReadHeaderTimeout, IdleTimeout: mcpIdleTimeout}
 }
 
 // loadToken reads the bearer token, making a random one (mode 0600) when absent.

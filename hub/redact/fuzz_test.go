@@ -74,3 +74,38 @@ func leaks(out, v string) bool {
 		i = start + 1
 	}
 }
+
+// FuzzEnvFileValues reads arbitrary env files. EnvFileValues must never
+// panic, and each value it returns must be one that may be a secret,
+// returned once, and text of the file: as written (lines ending in \n),
+// or with its double-quote escapes read as most loaders or as dotenv
+// (Node) read them.
+func FuzzEnvFileValues(f *testing.F) {
+	f.Add([]byte("API_TOKEN=canary-5f3a9c2e7b1d\nexport DB_PASSWORD=\"quoted secret value\"\nSINGLE='single-quoted-1'\n"))
+	f.Add([]byte(`API_KEY="abc\"def-secret-value" # say "hi"` + "\nK=\"a-secret\\\"quoted\\nnext-line-part\\\\\"\n"))
+	f.Add([]byte("MULTI=\"line one of it\r\nline two of it\"\r\nB='-----BEGIN-----\nsecret-line-body\n-----END-----'\n"))
+	f.Add([]byte("\ufeffA=\"unterminated-value\nB=next-secret-value\nC=`back-tick-value` # c\nexport\tD = abc12345#def678\t# x\n"))
+	f.Add([]byte("use nix\nexport AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\nK=\"ends-with-backslash\\\nnext-line-secret\"\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got := EnvFileValues(data)
+		text := strings.ReplaceAll(strings.TrimPrefix(string(data), "\ufeff"), "\r\n", "\n")
+		readings := []string{text, unescape(text), strings.ReplaceAll(strings.ReplaceAll(text, `\n`, "\n"), `\r`, "\r")}
+		seen := map[string]bool{}
+		for _, v := range got {
+			if seen[v] {
+				t.Fatalf("EnvFileValues(%q) returned %q twice", data, v)
+			}
+			seen[v] = true
+			if !secretValue(v) {
+				t.Fatalf("EnvFileValues(%q) returned %q, which cannot be a secret", data, v)
+			}
+			found := false
+			for _, r := range readings {
+				found = found || strings.Contains(r, v)
+			}
+			if !found {
+				t.Fatalf("EnvFileValues(%q) returned %q, which is not in it, raw or unescaped", data, v)
+			}
+		}
+	})
+}
