@@ -588,7 +588,7 @@ func TestGCEnvCache(t *testing.T) {
 	gcWriteFile(t, filepath.Join(from, "node_modules", "dep", "index.js"), "module.exports = 1\n")
 	old, recent := strings.Repeat("a", 32), strings.Repeat("b", 32)
 	for _, key := range []string{old, recent} {
-		if line := c.Keep(key, from, deps.Meta{Manager: "npm", Lockfile: "package-lock.json", Dirs: []string{"node_modules"}}); !strings.Contains(line, "made 2 ready copies") {
+		if line := c.Keep(w.ctx, key, deps.Meta{Manager: "npm", Lockfile: "package-lock.json"}, deps.CopyFill(from, []string{"node_modules"}), nil); !strings.Contains(line, "made 2 ready copies") {
 			t.Fatalf("keep %s: %q", key, line)
 		}
 	}

@@ -1,6 +1,7 @@
 package deps
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -174,15 +176,30 @@ func (e Entry) CopyInto(dir string) ([]string, error) {
 	return all, nil
 }
 
+// Filled is what a Filler put into a new entry's tree.
+type Filled struct {
+	Dirs     []string // the tree's folders, from the checkout's top
+	Origin   string   // the checkout the tree was made in, for a tree that names its own path
+	Files    int
+	AbsLinks bool // a link in the tree names a place inside it absolutely
+}
+
+// A Filler puts a tree's folders into tree, an empty folder of a new entry
+// no job can reach, from a source no worker can write: an install hub runs
+// itself in a private checkout of the base, or the user's own checkout.
+// It runs while the entry's lock is held.
+type Filler func(ctx context.Context, tree string) (Filled, error)
+
 // Keep makes sure the cache holds key's tree and its ready copies: when it
-// has no entry yet, the dirs of checkout from (a fresh install in a job's
-// worktree, or the user's own checkout) are copied in — and kept only if
-// nothing in them changed while they were copied (a worker already at work
-// in that worktree, the user running an install); then spares are made
-// from the entry. It is meant to run in the background and returns what
-// it did, in a line, or why it kept nothing. One Keep at a time per key
-// (a second one returns at once).
-func (c Cache) Keep(key, from string, m Meta) string {
+// has no entry yet, fill makes one (nil: none is made); then spares are
+// made from the entry. An entry is read-only once made; every copy of it a
+// job gets is the job's own, writable. It is meant to run in the
+// background and returns what it did, in a line, or why it kept nothing.
+// One Keep at a time per key (a second one returns at once). stored, when
+// set, is called once the entry is there or will not be made.
+func (c Cache) Keep(ctx context.Context, key string, m Meta, fill Filler, stored func()) string {
+	stored = onceFunc(stored)
+	defer stored()
 	if c.Dir == "" {
 		return "no cache folder"
 	}
@@ -198,14 +215,18 @@ func (c Cache) Keep(key, from string, m Meta) string {
 	var did []string
 	e, err := c.read(key)
 	if err != nil {
-		if why := c.store(key, from, m); why != "" {
+		if fill == nil {
+			return ""
+		}
+		if why := c.store(ctx, key, m, fill); why != "" {
 			return "not kept: " + why
 		}
 		if e, err = c.read(key); err != nil {
 			return "not kept: " + err.Error()
 		}
-		did = append(did, fmt.Sprintf("kept %s (%d files) as entry %s", strings.Join(e.Dirs, ", "), e.Files, key[:12]))
+		did = append(did, fmt.Sprintf("kept %s (%d files, %s) as entry %s", strings.Join(e.Dirs, ", "), e.Files, e.From, key[:12]))
 	}
+	stored()
 	n, why := c.refill(e)
 	if n > 0 {
 		did = append(did, fmt.Sprintf("made %d ready %s of entry %s", n, plural(n, "copy", "copies"), key[:12]))
@@ -219,6 +240,14 @@ func (c Cache) Keep(key, from string, m Meta) string {
 	return strings.Join(did, "; ") + fmt.Sprintf(" in %s", time.Since(t0).Round(time.Millisecond))
 }
 
+// onceFunc is f called at most once (nil: a function that does nothing).
+func onceFunc(f func()) func() {
+	if f == nil {
+		return func() {}
+	}
+	return sync.OnceFunc(f)
+}
+
 func plural(n int, one, many string) string {
 	if n == 1 {
 		return one
@@ -226,8 +255,9 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// store copies the dirs of checkout from into key's entry; "" when it did.
-func (c Cache) store(key, from string, m Meta) string {
+// store makes key's entry with fill, in a scratch folder renamed into
+// place whole, its tree made read-only first; "" when it did.
+func (c Cache) store(ctx context.Context, key string, m Meta, fill Filler) string {
 	tmp, err := os.MkdirTemp(c.Dir, scratchPrefix+key[:min(12, len(key))]+"-")
 	if err != nil {
 		return err.Error()
@@ -240,28 +270,18 @@ func (c Cache) store(key, from string, m Meta) string {
 	if err := os.Mkdir(tree, 0o700); err != nil {
 		return fail(err.Error())
 	}
-	stamps := map[string]stamp{}
-	for _, d := range m.Dirs {
-		if strings.Contains(d, "/") {
-			if err := os.MkdirAll(filepath.Join(tree, filepath.Dir(filepath.FromSlash(d))), 0o700); err != nil {
-				return fail(err.Error())
-			}
-		}
-		cp, err := copyTree(from, tree, d, nil)
-		if err != nil {
-			return fail(err.Error())
-		}
-		m.Files += len(cp.paths)
-		m.AbsLinks = m.AbsLinks || cp.absInside
-		for k, v := range cp.stamps {
-			stamps[k] = v
-		}
+	f, err := fill(ctx, tree)
+	if err != nil {
+		return fail(err.Error())
 	}
-	if !unchanged(from, m.Dirs, stamps) {
-		return fail(strings.Join(m.Dirs, ", ") + " changed while hub copied it")
+	if len(f.Dirs) == 0 {
+		return fail("the install left no folder to keep")
 	}
-	m.Key, m.Made, m.Origin = key, time.Now().UTC(), from
+	m.Key, m.Made, m.Origin, m.Dirs, m.Files, m.AbsLinks = key, time.Now().UTC(), f.Origin, f.Dirs, f.Files, f.AbsLinks
 	m.Bytes = size(tree)
+	if err := makeReadOnly(tree); err != nil {
+		return fail("make the entry read-only: " + err.Error())
+	}
 	b, _ := json.MarshalIndent(m, "", "  ")
 	if err := os.WriteFile(filepath.Join(tmp, "meta.json"), b, 0o600); err != nil {
 		return fail(err.Error())
@@ -274,6 +294,37 @@ func (c Cache) store(key, from string, m Meta) string {
 		return err.Error()
 	}
 	return ""
+}
+
+// CopyFill fills an entry with a copy of dirs from the checkout from (the
+// user's: never a job's, which its worker writes), kept only if nothing in
+// them changed while they were copied (the user running an install
+// meanwhile).
+func CopyFill(from string, dirs []string) Filler {
+	return func(_ context.Context, tree string) (Filled, error) {
+		f := Filled{Dirs: dirs, Origin: from}
+		stamps := map[string]stamp{}
+		for _, d := range dirs {
+			if strings.Contains(d, "/") {
+				if err := os.MkdirAll(filepath.Join(tree, filepath.Dir(filepath.FromSlash(d))), 0o700); err != nil {
+					return f, err
+				}
+			}
+			cp, err := copyTree(from, tree, d, nil)
+			if err != nil {
+				return f, err
+			}
+			f.Files += len(cp.paths)
+			f.AbsLinks = f.AbsLinks || cp.absInside
+			for k, v := range cp.stamps {
+				stamps[k] = v
+			}
+		}
+		if !unchanged(from, dirs, stamps) {
+			return f, errors.New(strings.Join(dirs, ", ") + " changed while hub copied it")
+		}
+		return f, nil
+	}
 }
 
 // refill makes ready copies of e's tree until it has Spares; it returns how
@@ -409,6 +460,22 @@ func removeTree(p string) error {
 		return nil
 	})
 	return os.RemoveAll(p)
+}
+
+// makeReadOnly takes every write permission off the files and folders of
+// a new entry's tree (hub's own, which nothing else can reach yet): an
+// entry is never written once made. Links are left as they are.
+func makeReadOnly(tree string) error {
+	return filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.Type()&fs.ModeSymlink != 0 {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return os.Chmod(p, fi.Mode().Perm()&^0o222)
+	})
 }
 
 // size is the apparent size of the files under p.

@@ -326,6 +326,63 @@ func countGoSum(b []byte) int {
 	return n
 }
 
+// offline is t's install with its manager's switch that keeps it off the
+// network (packages only from the tool's own cache), for an install that
+// runs where there is none: it then fails at once, saying why, rather
+// than retrying for minutes. A custom command is run as it is.
+func (t Tree) offline() string {
+	switch t.Manager {
+	case "npm", "pnpm", "cargo", "uv":
+		return t.Install + " --offline"
+	case "yarn":
+		if strings.Contains(t.Install, "--immutable") {
+			return "YARN_ENABLE_NETWORK=0 " + t.Install // Yarn 2 and later
+		}
+		return t.Install + " --offline"
+	case "go":
+		return "GOPROXY=off GOFLAGS=-mod=mod " + t.Install
+	case "pip":
+		return "PIP_NO_INDEX=1 " + t.Install
+	}
+	return t.Install
+}
+
+// Pins is what t is made from, apart from the toolchain: its manager,
+// command and manifests. Two trees with the same Pins hold the same
+// dependencies (verify tells the base's from a tree the worker changed).
+func (t Tree) Pins() string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", t.Manager, t.Install)
+	for _, f := range t.files {
+		fmt.Fprintf(h, "%s\x00%d\x00", f.name, len(f.data))
+		h.Write(f.data)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32]
+}
+
+// Changed names the manifests and lockfiles of t that differ from base's
+// (a tree of the same manager at another commit), in order.
+func (t Tree) Changed(base Tree) []string {
+	was := map[string][]byte{}
+	for _, f := range base.files {
+		was[f.name] = f.data
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range t.files {
+		seen[f.name] = true
+		if b, ok := was[f.name]; !ok || !bytes.Equal(b, f.data) {
+			out = append(out, f.name)
+		}
+	}
+	for _, f := range base.files {
+		if !seen[f.name] {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
 // keyVersion changes when what a cache entry holds changes shape.
 const keyVersion = "hub-env-1"
 

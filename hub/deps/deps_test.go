@@ -3,6 +3,7 @@ package deps
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,14 +77,22 @@ func worktree(t *testing.T, top, base string) string {
 }
 
 // env is an Env for checkout dir of rev with a cache in a temp folder,
-// whose steps run in dir with sh, recording each command.
+// whose steps run where they are asked to with sh, recording each command
+// (and, in wheres, where it ran).
 func env(t *testing.T, r *gitx.Repo, rev, dir, cache string) (Env, *[]string) {
+	e, ran, _ := envWhere(t, r, rev, dir, cache)
+	return e, ran
+}
+
+func envWhere(t *testing.T, r *gitx.Repo, rev, dir, cache string) (Env, *[]string, *[]Where) {
 	var ran []string
+	var wheres []Where
 	e := Env{Repo: r, Rev: rev, Dir: dir, Cache: Cache{Dir: cache},
-		Run: func(ctx context.Context, command string) Step {
+		Run: func(ctx context.Context, w Where, command string) Step {
 			ran = append(ran, command)
+			wheres = append(wheres, w)
 			cmd := exec.CommandContext(ctx, "sh", "-c", command)
-			cmd.Dir = dir
+			cmd.Dir = w.Dir
 			cmd.Env = append(os.Environ(), "npm_config_cache="+filepath.Join(cache, "..", "npm-cache"), "npm_config_offline=true")
 			t0 := time.Now()
 			out, err := cmd.CombinedOutput()
@@ -104,7 +113,7 @@ func env(t *testing.T, r *gitx.Repo, rev, dir, cache string) (Env, *[]string) {
 			return tool + " (test)"
 		},
 		Progress: func(string) {}}
-	return e, &ran
+	return e, &ran, &wheres
 }
 
 func open(t *testing.T, top string) *gitx.Repo {
@@ -219,7 +228,7 @@ func TestInstallThenCache(t *testing.T) {
 	}
 
 	wt1 := worktree(t, top, base)
-	e, ran := env(t, r, base, wt1, cache)
+	e, ran, wheres := envWhere(t, r, base, wt1, cache)
 	outs, err := Make(context.Background(), e, trees)
 	if err != nil || outs[0].Source != SourceInstalled || len(*ran) != 1 {
 		t.Fatalf("first: %+v, %v, ran %q", outs, err, *ran)
@@ -228,15 +237,49 @@ func TestInstallThenCache(t *testing.T) {
 	if b, err := exec.Command(filepath.Join(wt1, "node_modules/.bin/dep")).Output(); err != nil || string(b) != "42\n" {
 		t.Fatalf("the installed bin: %q, %v", b, err)
 	}
-	// In the background, while the worker would run: the tree goes into
-	// the cache, with ready copies.
-	if line := e.Keep(outs[0]); !strings.Contains(line, "as entry "+key[:12]) || !strings.Contains(line, "made 2 ready copies") {
+	// The worker of the first job rewrites a file of its tree at the same
+	// size and puts its times back, as a hostile one would: the cache must
+	// never hold it.
+	poisoned := filepath.Join(wt1, "node_modules/dep/index.js")
+	fi, err := os.Stat(poisoned)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(poisoned, []byte("module.exports = 666\n"[:fi.Size()]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(poisoned, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	// In the background, while the worker would run: hub installs the
+	// tree again in a private checkout of its own, and that goes into the
+	// cache, read-only, with ready copies.
+	if line := e.Keep(context.Background(), outs[0], nil); !strings.Contains(line, "as entry "+key[:12]) || !strings.Contains(line, "made 2 ready copies") ||
+		!strings.Contains(line, FromInstall) {
 		t.Errorf("keep: %q", line)
 	}
+	if len(*wheres) != 2 || !(*wheres)[1].ForCache || (*wheres)[1].Dir == wt1 || (*wheres)[1].Checkout == nil || !(*wheres)[1].Checkout.Private {
+		t.Errorf("the cache's install ran at %+v, want a private checkout of its own", *wheres)
+	}
 	ents, scratch, err := (Cache{cache}).List()
-	if err != nil || len(ents) != 1 || len(scratch) != 0 || ents[0].Key != key || ents[0].Manager != "npm" || ents[0].Files != len(outs[0].Paths) {
+	if err != nil || len(ents) != 1 || len(scratch) != 0 || ents[0].Key != key || ents[0].Manager != "npm" || ents[0].Files != len(outs[0].Paths) ||
+		ents[0].From != FromInstall {
 		t.Fatalf("cache after the first: %+v, %+v, %v", ents, scratch, err)
 	}
+	if b, _ := os.ReadFile(filepath.Join(ents[0].Path, "tree/node_modules/dep/index.js")); string(b) != "module.exports = 42\n" {
+		t.Fatalf("the cache holds what the first job's worker wrote: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(ents[0].Path, "tree", "src")); err == nil {
+		t.Error("the private checkout's files are in the entry")
+	}
+	_ = filepath.WalkDir(filepath.Join(ents[0].Path, "tree"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type()&fs.ModeSymlink == 0 {
+			if fi, err := d.Info(); err == nil && fi.Mode().Perm()&0o222 != 0 {
+				t.Errorf("%s in the entry is writable (%v)", p, fi.Mode())
+			}
+		}
+		return nil
+	})
 
 	// The next jobs each take a ready copy whole (nothing is copied while
 	// they wait), until there is none: then a copy of the entry.
@@ -261,7 +304,7 @@ func TestInstallThenCache(t *testing.T) {
 			t.Errorf("a write in the worktree reached the cache: %q", b)
 		}
 	}
-	if line := e.Keep(outs[0]); line == "" || strings.Contains(line, "as entry") {
+	if line := e.Keep(context.Background(), outs[0], nil); line == "" || strings.Contains(line, "as entry") {
 		t.Errorf("keep after the spares were taken: %q", line)
 	}
 	if spares, _ := os.ReadDir(filepath.Join(ents[0].Path, "spares")); len(spares) != Spares {
@@ -283,7 +326,7 @@ func TestInstallThenCache(t *testing.T) {
 	if err != nil || outs[0].Source != SourceInstalled || outs[0].Key == key || len(*ran) != 1 {
 		t.Fatalf("after the lockfile changed: %+v, %v, ran %q", outs, err, *ran)
 	}
-	e.Keep(outs[0])
+	e.Keep(context.Background(), outs[0], nil)
 	if ents, _, _ := (Cache{cache}).List(); len(ents) != 2 {
 		t.Errorf("cache entries: %d, want 2", len(ents))
 	}
@@ -347,7 +390,7 @@ func TestCustomDeps(t *testing.T) {
 		if err != nil || outs[0].Source != want || strings.Join(outs[0].Tree.Dirs, ",") != "gen.txt,vendor" || len(*ran) != 1-i {
 			t.Fatalf("job %d: %+v, %v, ran %q", i+1, outs, err, *ran)
 		}
-		e.Keep(outs[0])
+		e.Keep(context.Background(), outs[0], nil)
 		if b, _ := os.ReadFile(filepath.Join(wt, "vendor/a/f")); string(b) != "made\n" {
 			t.Errorf("job %d: vendor/a/f = %q", i+1, b)
 		}
@@ -431,7 +474,7 @@ func TestVenvRelocated(t *testing.T) {
 		if err != nil || outs[0].Source != want || outs[0].Spare {
 			t.Fatalf("job %d: %+v, %v", i+1, outs, err)
 		}
-		e.Keep(outs[0])
+		e.Keep(context.Background(), outs[0], nil)
 	}
 	os.RemoveAll(wts[0]) // the first checkout is gone: the copy must not need it
 	out, err := exec.Command(filepath.Join(wts[1], ".venv/bin/pip"), "--version").CombinedOutput()
@@ -476,7 +519,7 @@ func TestKeepRefusesAChangingTree(t *testing.T) {
 	}
 	// Keep of the changed tree still keeps it (it changed before the copy,
 	// not during it); nothing half-made stays either way.
-	e.Keep(outs[0])
+	e.Keep(context.Background(), outs[0], nil)
 	if _, scratch, _ := (Cache{cache}).List(); len(scratch) != 0 {
 		t.Errorf("scratch left: %+v", scratch)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/hub/internal/pathx"
 )
 
 var jsonUnmarshal = json.Unmarshal
@@ -34,20 +35,46 @@ func (s Step) Failed() bool {
 	return s.Err != nil || s.TimedOut || s.Stopped != "" || s.Signal != "" || s.ExitCode != 0
 }
 
+// Where says where a step of a setup runs.
+type Where struct {
+	// Dir is the working directory: the checkout's top.
+	Dir string
+	// Checkout is hub's record of that checkout (what a sandbox mounts);
+	// nil in a test that runs steps plainly.
+	Checkout *gitx.Checkout
+	// ForCache: an install hub runs in a private checkout of the base to
+	// fill its cache. Its tools' caches must be ones no worker can write
+	// (never a job's own cache folder, which its worker writes).
+	ForCache bool
+}
+
 // Env is where and how a checkout is made ready.
 type Env struct {
-	Repo  *gitx.Repo
-	Rev   string // the commit the checkout holds
-	Dir   string // the checkout
-	Cache Cache
-	// Run runs a shell command in Dir as a step of the job's setup: in its
-	// sandbox at the isolated levels, logged, bounded by the setup timeout.
-	Run func(ctx context.Context, command string) Step
+	Repo     *gitx.Repo
+	Rev      string        // the commit the checkout holds
+	Dir      string        // the checkout
+	Checkout *gitx.Checkout // hub's record of it (nil in tests)
+	Cache    Cache
+	// Run runs a shell command as a step of the job's setup, where w
+	// says: in its sandbox at the isolated levels, logged, bounded by the
+	// setup timeout.
+	Run func(ctx context.Context, w Where, command string) Step
+	// Include puts the user's gitignored files .worktreeinclude lists into
+	// a private checkout hub installs in for the cache (an .npmrc with a
+	// registry's token), as into the job's; nil: none.
+	Include func(ctx context.Context, c *gitx.Checkout) error
 	// Version is the version a tool prints (for the cache key), "" when it
 	// is not installed.
 	Version func(ctx context.Context, tool string) string
 	// Progress is told what is being done ("setting up: npm ci (621 packages)").
 	Progress func(line string)
+	// Offline: installs run without the network (verify's and landing's
+	// at untrusted, after the worker ran): with each manager's offline
+	// switch, so that one fails at once rather than retrying for minutes.
+	Offline bool
+	// NoKeep: what this checkout gets never fills the cache (verify's and
+	// landing's checkouts, whose manifests may be the worker's).
+	NoKeep bool
 }
 
 // Outcome is what Make did for one tree.
@@ -63,12 +90,26 @@ type Outcome struct {
 	Took    time.Duration // the whole step
 	// Spare: from the cache, a ready copy was moved in (no copy waited for).
 	Spare bool
-	// from is the checkout the tree can be kept from (the user's, or the
-	// job's own after an install); see Keep.
-	from string
+	// Offline: installed without the network (Env.Offline).
+	Offline bool
+	// fill makes the cache entry of this tree when the cache has none:
+	// a copy of the user's checkout, or hub's own install in a private
+	// checkout of the base (never a copy of the job's checkout, which its
+	// worker writes); nil when the tree came from the cache. unfill
+	// removes what fill was made ready with when it never runs.
+	fill   Filler
+	unfill func()
 	// NotCheckout says why a Node tree was not copied from the user's
 	// checkout, when hub installed it instead.
 	NotCheckout string
+}
+
+// Discard removes what o's cache fill was made ready with, for an outcome
+// that will not be kept (the checkout's setup failed after it).
+func (o Outcome) Discard() {
+	if o.unfill != nil {
+		o.unfill()
+	}
 }
 
 // Where a tree came from.
@@ -98,6 +139,9 @@ func (o Outcome) Line() string {
 		return fmt.Sprintf("dependencies: %s copied from your checkout, whose %s is the base's: %d files in %s", what, t.Lockfile, o.Files, took)
 	}
 	line := fmt.Sprintf("dependencies: %s installed by `%s` in %s", what, t.Install, took)
+	if o.Offline {
+		line = fmt.Sprintf("dependencies: %s installed without the network by `%s` in %s", what, t.offline(), took)
+	}
 	if o.NotCheckout != "" {
 		line += " (not copied from your checkout: " + o.NotCheckout + ")"
 	}
@@ -251,61 +295,190 @@ func (e Env) fromCheckout(o *Outcome) string {
 			return "copying it failed: " + err.Error()
 		}
 	}
-	o.Source, o.Files, o.Paths, o.Tree.Dirs, o.from = SourceCheckout, len(all), all, done, top
+	o.Source, o.Files, o.Paths, o.Tree.Dirs, o.fill = SourceCheckout, len(all), all, done, CopyFill(top, done)
 	return ""
 }
 
-// install runs the tree's install in the checkout, and keeps what it made
-// in the cache.
+// install runs the tree's install in the checkout (without the network
+// and with the manager's offline switch, when e.Offline). What it made is
+// never the cache's: a fresh install of its own, in a private checkout of
+// the base, fills the cache (see Keep).
 func (e Env) install(ctx context.Context, o *Outcome) error {
 	t := o.Tree
+	command := t.Install
+	if e.Offline {
+		command, o.Offline = t.offline(), true
+	}
 	before := topEntries(e.Dir)
 	e.Progress("setting up: " + t.What())
-	step := e.Run(ctx, t.Install)
+	step := e.Run(ctx, Where{Dir: e.Dir, Checkout: e.Checkout}, command)
 	made := newEntries(e.Dir, before)
 	if step.Failed() {
 		removeAll(e.Dir, made)
-		return &Failure{What: "installing the dependencies (" + t.Manager + ", " + t.Lockfile + ")", Command: t.Install, Step: step, Fix: installFix(t)}
+		return &Failure{What: "installing the dependencies (" + t.Manager + ", " + t.Lockfile + ")", Command: command, Step: step, Fix: installFix(t, e.Offline)}
 	}
 	o.Source = SourceInstalled
-	switch {
-	case t.Manager == "custom":
-		o.Tree.Dirs = made
-	case isNode(t):
-		o.Tree.Dirs = nodeModulesDirs(e.Dir)
-	}
+	o.Tree.Dirs = installedDirs(t, e.Dir, made)
 	if len(o.Tree.Dirs) == 0 {
 		return nil
 	}
 	paths, err := listTree(e.Dir, o.Tree.Dirs)
 	if err != nil {
 		removeAll(e.Dir, made)
-		return fmt.Errorf("list what `%s` installed: %w", t.Install, err)
+		return fmt.Errorf("list what `%s` installed: %w", command, err)
 	}
-	o.Files, o.Paths, o.from = len(paths), paths, e.Dir
+	o.Files, o.Paths = len(paths), paths
+	if !e.Offline && !e.NoKeep && e.Cache.Dir != "" {
+		o.fill, o.unfill = e.installFill(ctx, t)
+	}
+	return nil
+}
+
+// installedDirs are the folders an install of t left in dir (made: the
+// top-level entries it added).
+func installedDirs(t Tree, dir string, made []string) []string {
+	switch {
+	case t.Manager == "custom":
+		return made
+	case isNode(t):
+		return nodeModulesDirs(dir)
+	}
+	return t.Dirs
+}
+
+// installFill fills a cache entry with hub's own install of t, in a
+// private checkout of the base made for it in a scratch folder of the
+// cache (with the user's .worktreeinclude files, as the job's had): no
+// worker ever ran in it, and its tools' caches are ones no worker writes.
+// The checkout is made now, before the job's worker starts (hub's git
+// must not run beside the worker, whose end takes what runs then for its
+// own); the install runs when the filler does, in the background. The
+// tree's folders are then moved into the entry, links that named the
+// checkout's own place absolutely made relative, and the checkout removed.
+// unfill removes the checkout when the filler never ran (another job made
+// the entry first). Nothing is returned when the checkout cannot be made:
+// then the tree is not kept.
+func (e Env) installFill(ctx context.Context, t Tree) (fill Filler, unfill func()) {
+	if err := os.MkdirAll(e.Cache.Dir, 0o700); err != nil {
+		return nil, nil
+	}
+	scratch, err := os.MkdirTemp(e.Cache.Dir, scratchPrefix+"src-")
+	if err != nil {
+		return nil, nil
+	}
+	unfill = func() { _ = removeTree(scratch) }
+	src := filepath.Join(scratch, "src")
+	c, err := gitx.MakeCheckout(ctx, e.Repo, gitx.CheckoutOptions{Dir: src, Index: filepath.Join(scratch, "index"), Base: e.Rev,
+		PrivateGitDir: filepath.Join(scratch, "git")})
+	if err == nil && e.Include != nil {
+		err = e.Include(ctx, c)
+	}
+	if err != nil {
+		unfill()
+		return nil, nil
+	}
+	fill = func(ctx context.Context, tree string) (Filled, error) {
+		f := Filled{}
+		before := topEntries(src)
+		step := e.Run(ctx, Where{Dir: src, Checkout: c, ForCache: true}, t.Install)
+		if step.Failed() {
+			return f, fmt.Errorf("hub's own install for the cache failed: %w", &Failure{What: "installing the dependencies", Command: t.Install, Step: step})
+		}
+		dirs := installedDirs(t, src, newEntries(src, before))
+		for _, d := range dirs {
+			to := filepath.Join(tree, filepath.FromSlash(d))
+			if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+				return f, err
+			}
+			if err := os.Rename(filepath.Join(src, filepath.FromSlash(d)), to); err != nil {
+				return f, err
+			}
+		}
+		paths, err := listTree(tree, dirs)
+		if err != nil {
+			return f, err
+		}
+		if err := relativeLinks(src, tree, dirs); err != nil {
+			return f, err
+		}
+		return Filled{Dirs: dirs, Origin: src, Files: len(paths)}, nil
+	}
+	return fill, unfill
+}
+
+// relativeLinks rewrites each link under dirs of tree whose target names a
+// place under from (where the tree was made) absolutely into a link
+// relative to its own folder, pointing at the same place in tree: the
+// entry then moves and copies whole.
+func relativeLinks(from, tree string, dirs []string) error {
+	for _, d := range dirs {
+		err := filepath.WalkDir(filepath.Join(tree, filepath.FromSlash(d)), func(p string, de fs.DirEntry, err error) error {
+			if err != nil || de.Type()&fs.ModeSymlink == 0 {
+				return err
+			}
+			target, err := os.Readlink(p)
+			if err != nil || !filepath.IsAbs(target) {
+				return err
+			}
+			rel, inside := pathx.Under(from, target)
+			if !inside {
+				return nil
+			}
+			to, err := filepath.Rel(filepath.Dir(p), filepath.Join(tree, rel))
+			if err != nil {
+				return err
+			}
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+			return os.Symlink(to, p)
+		})
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // Keep fills the cache from what Make did for o, to be run in the
 // background once the job's checkout is ready: a tree installed or copied
-// from the user's checkout becomes an entry (if nothing in it changes
-// while it is copied), and every entry gets its ready copies. It returns
-// the journal's line ("" when there was nothing to do).
-func (e Env) Keep(o Outcome) string {
-	if o.Key == "" || len(o.Tree.Dirs) == 0 || o.Source == "" {
+// from the user's checkout becomes an entry — from hub's own install in a
+// private checkout, or from the user's checkout, never from the job's —
+// and every entry gets its ready copies. It returns the journal's line
+// ("" when there was nothing to do). stored, when set, is called once the
+// entry is there (or will not be made), before the ready copies are.
+func (e Env) Keep(ctx context.Context, o Outcome, stored func()) string {
+	stored = onceFunc(stored)
+	defer stored()
+	if o.unfill != nil {
+		defer o.unfill()
+	}
+	if e.NoKeep || o.Key == "" || len(o.Tree.Dirs) == 0 || o.Source == "" {
 		return ""
 	}
-	line := e.Cache.Keep(o.Key, o.from, Meta{Manager: o.Tree.Manager, Lockfile: o.Tree.Lockfile, Install: o.Tree.Install,
-		Repo: e.Repo.Top, From: o.Source, Dirs: o.Tree.Dirs, Relocate: o.Tree.Relocate})
+	from := FromInstall
+	if o.Source == SourceCheckout {
+		from = FromCheckout
+	}
+	line := e.Cache.Keep(ctx, o.Key, Meta{Manager: o.Tree.Manager, Lockfile: o.Tree.Lockfile, Install: o.Tree.Install,
+		Repo: e.Repo.Top, From: from, Relocate: o.Tree.Relocate}, o.fill, stored)
 	if line == "" {
 		return ""
 	}
 	return "hub's cache: " + line
 }
 
+// What an entry was made from (Meta.From).
+const (
+	FromInstall  = "hub's own install in a private checkout"
+	FromCheckout = "your checkout"
+)
+
 // installFix is what to do when a tree's install failed.
-func installFix(t Tree) string {
+func installFix(t Tree, offline bool) string {
 	switch {
+	case offline:
+		return fmt.Sprintf("the lockfile or manifest changed, and at isolation untrusted nothing is installed with the network after the worker ran: review the change, then run the job at isolated, or run `%s` and the check yourself", t.Install)
 	case t.Manager == "custom":
 		return fmt.Sprintf("fix the deps command in %s (or the job's deps), or set it to \"auto\"", RepoFile)
 	case t.Lockfile == "package.json" || t.Manager == "pip" && t.Lockfile == "pyproject.toml":

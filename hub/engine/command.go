@@ -48,8 +48,17 @@ type Command struct {
 	// the shim's own pid after proc.BecomeSubreaper succeeded (0: none).
 	// Everything under it that starts while the command runs is taken for
 	// the command's and ended with it, so the caller runs nothing else
-	// meanwhile (see proc.LeftoverOptions.Subreaper).
+	// meanwhile (see proc.LeftoverOptions.Subreaper) — or names it in
+	// Exclude.
 	Subreaper int
+	// Exclude, when set, is asked for the processes that run under the
+	// same subreaper meanwhile and are not the command's (hub's own
+	// background work, such as an install filling its cache) when the
+	// command's leftovers are ended: they and their descendants are left
+	// alone (proc.LeftoverOptions.Exclude).
+	Exclude func() []int
+	// Started, when set, is told the leader's pid once it started.
+	Started func(pid int)
 }
 
 // CommandResult is how a command ended.
@@ -145,6 +154,9 @@ func RunCommand(ctx context.Context, c Command) CommandResult {
 		return res
 	}
 	pgid := cmd.Process.Pid
+	if c.Started != nil {
+		c.Started(pgid)
+	}
 	// Not waited for yet: the pid is still the leader's, zombie or not.
 	leaderStart, serr := proc.ChildStartTime(pgid)
 	killGroup := func(sig syscall.Signal) {
@@ -194,8 +206,12 @@ func RunCommand(ctx context.Context, c Command) CommandResult {
 		waitErr = end()
 	}
 	res.Duration = time.Since(started)
+	var exclude []int
+	if c.Exclude != nil {
+		exclude = c.Exclude()
+	}
 	res.Leftovers = proc.EndLeftovers(proc.LeftoverOptions{PGID: pgid, LeaderStart: leaderStart, Grace: grace,
-		Subreaper: c.Subreaper, Marker: c.Marker})
+		Subreaper: c.Subreaper, Marker: c.Marker, Exclude: exclude})
 	pipe.Drain(outputDrain)
 	res.Output = out.String()
 

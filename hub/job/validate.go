@@ -220,8 +220,13 @@ const WorktreeNote = "isolation worktree: a separate checkout and branch, not a 
 // repository and the machine: said, since it is not nothing.
 func sandboxNote(level protocol.Isolation) string {
 	n := "isolation " + string(level) + ": the worker can read the repository's whole object store (any commit of it, other jobs' included, by its id), not its refs, config or other checkouts"
-	if level == protocol.IsolationUntrusted {
-		n += "; its setup (installing the dependencies, the setup command) runs in the same sandbox but with the machine's network, all of it, as an install needs; the worker and verify have none"
+	switch level {
+	case protocol.IsolationUntrusted:
+		n += "; its setup (installing the base's dependencies, the setup command) runs in the same sandbox before the worker, but with the machine's network, all of it, as an install needs; " +
+			"the worker, verify and landing's check have none, nor their installs and setup, which run what the worker committed: " +
+			"dependencies the worker changed are installed without the network (from what the job's own cache holds), or verify says they could not be"
+	case protocol.IsolationIsolated:
+		n += "; verify's and landing's checks install the manifests the worker committed, and run their install scripts and the setup command, with the machine's network (ask for untrusted to check without it)"
 	}
 	if sandbox.Probe().Mechanism == sandbox.MechLandlock {
 		n += "; under Landlock (bubblewrap cannot make namespaces here) it also sees the machine's process list and can connect to unix sockets it knows the path of (hub's daemon refuses it)"

@@ -534,6 +534,11 @@ type Verify struct {
 	OutputTail string `json:"output_tail"` // the end of its output, redacted
 	// Commit is the commit verify ran on.
 	Commit string `json:"commit"`
+	// Deps says, one line per dependency tree, what verify's checkout got:
+	// the base's (the commit's manifests and lockfiles are the base's), or
+	// a tree the worker changed, and how it was installed (at untrusted:
+	// without the network).
+	Deps []string `json:"deps,omitempty"`
 }
 
 // Observed is what hub saw itself.
@@ -552,6 +557,23 @@ type Observed struct {
 	// they belonged to (the worker, verify) ended: hub ended them, or says
 	// it could not.
 	Leftovers []LeftoverProcess `json:"leftover_processes,omitempty"`
+	// RepoChanges are changes to the user's repository's shared git config
+	// and hooks folder found while the job ran in a linked worktree (an
+	// install's `git config core.hooksPath`, a hook script written): hub
+	// put each back and kept what it replaced.
+	RepoChanges []RepoChange `json:"repo_changes,omitempty"`
+}
+
+// RepoChange is one change to the user's repository's shared config or
+// hooks folder that hub found across a job and put back.
+type RepoChange struct {
+	What  string `json:"what"`  // config | hooks
+	Path  string `json:"path"`  // the file or folder that differed
+	Found string `json:"found"` // what differed, e.g. "core.hooksPath = .husky/_ (was unset)"
+	Done  string `json:"done"`  // what hub did: put back, and where it kept what it replaced
+	// Others are the other jobs of the repository running then: the
+	// change may be theirs (or the user's own).
+	Others []string `json:"others,omitempty"`
 }
 
 // GitRepair is one part of a job's git state that the worker changed and

@@ -73,6 +73,7 @@ func (s *shim) execute(ctx context.Context) {
 	guard := s.refGuard(ctx)
 	end := s.run(ctx)
 	guard(ctx)
+	s.restoreShared(ctx)
 	ran := s.phase(ctx, protocol.PhaseRun, prepared, runLine(end), end.state != protocol.StateSucceeded)
 
 	head, salvaged, commitErr := s.commit(ctx, end)
@@ -179,6 +180,9 @@ func (s *shim) prepare(ctx context.Context) error {
 	}
 	wt := s.checkout.Dir
 	s.dir = wt
+	// From before the job's first command: what it changes in the
+	// repository's shared config and hooks is put back (restoreShared).
+	s.watchShared(ctx)
 	// Into the checkout's folder, private or linked, before any worker
 	// or sandbox starts; then its environment. Either failing leaves
 	// nothing made: no worktree, no branch (no work was done on it).
@@ -221,7 +225,7 @@ func (s *shim) include(ctx context.Context, c *gitx.Checkout, plan *gitx.Include
 	}
 	for _, rel := range plan.Paths {
 		if redact.EnvFileName(rel) {
-			s.red.Add(redact.EnvFileValues(readEnvFile(filepath.Join(plan.Top, filepath.FromSlash(rel))))...)
+			s.red.Add(envFileValues(filepath.Join(plan.Top, filepath.FromSlash(rel)))...)
 		}
 	}
 	t0 := time.Now()
@@ -270,23 +274,14 @@ func includeLine(copied []string, skipped []gitx.IncludeSkip) string {
 
 func bounded[T any](s []T, n int) []T { return s[:min(n, len(s))] }
 
-// readEnvFile reads an env file of the user's checkout for its values: a
-// regular file (through symlinks), at most 1 MiB; nothing otherwise.
-func readEnvFile(p string) []byte {
+// envFileValues returns the values of an env file of the user's checkout:
+// a regular file (through symlinks), read whole; none otherwise.
+func envFileValues(p string) []string {
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		return nil
 	}
-	if fi, err := os.Lstat(real); err != nil || !fi.Mode().IsRegular() {
-		return nil
-	}
-	f, err := os.Open(real)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
-	return b
+	return redact.ReadEnvFile(real)
 }
 
 // route is the router's decision stored with the job (zero when it has
@@ -563,7 +558,7 @@ loop:
 		leader, _ = proc.StartTime(os.Getpid())
 	}
 	s.noteLeftovers(ctx, "worker", proc.EndLeftovers(proc.LeftoverOptions{PGID: pgid, LeaderStart: leader, Grace: time.Second,
-		Subreaper: s.subreaper, Marker: "HUB_JOB=" + j.ID}))
+		Subreaper: s.subreaper, Marker: "HUB_JOB=" + j.ID, Exclude: s.background()}))
 
 	o := end.outcome
 	// What the provider said of the engine's quota is kept for the router;
@@ -727,7 +722,9 @@ func (s *shim) check(ctx context.Context, head, command string, timeout time.Dur
 	}
 	// The same environment as the worker's: the dependencies head pins
 	// (the worker's own lockfile, if it changed one), the setup command.
-	if err := s.setUp(ctx, vc, head, true); err != nil {
+	err = s.setUp(ctx, vc, head, true)
+	v.Deps = s.verifyDeps
+	if err != nil {
 		end.state, end.err, end.category = protocol.StateFailed, err.Error(), protocol.CategorySetup
 		var sf *setupFailure
 		if errors.As(err, &sf) && sf.out != "" {
@@ -764,7 +761,7 @@ func (s *shim) check(ctx context.Context, head, command string, timeout time.Dur
 	stop, vcancel := s.watchStop(ctx)
 	defer vcancel()
 	res := engine.RunCommand(ctx, engine.Command{Argv: argv, Dir: dir, Env: env, Timeout: timeout, Stop: stop, Grace: s.o.StopGrace,
-		OutputMax: 4096, Marker: "HUB_JOB=" + j.ID, Subreaper: s.subreaper})
+		OutputMax: 4096, Marker: "HUB_JOB=" + j.ID, Subreaper: s.subreaper, Exclude: s.background})
 	vcancel()
 	if res.Err != nil {
 		end.state, end.err = protocol.StateFailed, "verify did not start: "+res.Err.Error()
@@ -830,6 +827,10 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 	if from.IsZero() {
 		from = time.Now()
 	}
+	// No command of the job runs any more: what it changed of the
+	// repository's shared config and hooks goes back now.
+	s.restoreShared(ctx)
+	s.closeShared()
 	s.claimedMu.Lock()
 	claimed := protocol.Claimed{Report: s.red.String(end.outcome.Summary), Progress: append([]string(nil), s.claimed...)}
 	s.claimedMu.Unlock()
@@ -854,6 +855,7 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 		}
 	}
 	ev.Env = s.env
+	ev.Observed.RepoChanges = s.repoChanges
 	ev.Timings.SetupMS = s.setupTook.Milliseconds()
 	ev.Verify = verify
 	ev.Observed.Commands = s.observed

@@ -98,11 +98,6 @@ func bindable(first, n int) bool {
 	return true
 }
 
-// ownEnv is what a job's worker and verify get of their own: its port
-// range (taken at the first ask and held until the shim exits) and a
-// TMPDIR (a sandbox gives them its own /tmp instead, and says so last).
-// A job for which no range is free runs without one, and the journal
-// says so.
 // cacheDir is the job's tools' cache folder at the isolated levels ("" at
 // the others, where the user's own caches stay shared and warm).
 func (s *shim) cacheDir() string {
@@ -112,7 +107,16 @@ func (s *shim) cacheDir() string {
 	return s.o.Paths.JobCache(s.job.ID)
 }
 
-func (s *shim) ownEnv(ctx context.Context) []string {
+// ownEnv is what a job's worker and verify get of their own: its port
+// range (taken at the first ask and held until the shim exits) and a
+// TMPDIR (a sandbox gives them its own /tmp instead, and says so last).
+// A job for which no range is free runs without one, and the journal
+// says so.
+func (s *shim) ownEnv(ctx context.Context) []string { return s.envFor(ctx, s.cacheDir()) }
+
+// envFor is ownEnv with the tools' caches in cacheDir ("": the user's own).
+func (s *shim) envFor(ctx context.Context, cacheDir string) []string {
+	s.portsMu.Lock()
 	if !s.portsAsked {
 		s.portsAsked = true
 		p, err := reservePorts(s.o.Paths, s.job.ID)
@@ -122,11 +126,12 @@ func (s *shim) ownEnv(ctx context.Context) []string {
 		s.ports = p
 	}
 	env := s.ports.env()
+	s.portsMu.Unlock()
 	tmp := s.o.Paths.JobTmp(s.job.ID)
 	if err := os.MkdirAll(tmp, 0o700); err == nil {
 		env = append(env, "TMPDIR="+tmp)
 	}
-	if c := s.cacheDir(); c != "" {
+	if c := cacheDir; c != "" {
 		// A sandbox hides the user's caches: the job's own, shared by its
 		// setup, worker and verify, so what setup downloaded is there.
 		env = append(env, "GOMODCACHE="+filepath.Join(c, "go", "mod"), "GOCACHE="+filepath.Join(c, "go", "build"),

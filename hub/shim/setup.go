@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -43,12 +44,15 @@ func (f *setupFailure) Error() string {
 // setUp makes checkout c, of commit rev, ready to build and test: the
 // dependency trees rev pins (from hub's cache, the user's checkout, or
 // installed), then the setup command, as the base's .hub.json and the
-// job's own fields say. forVerify is verify's checkout: it journals only
-// what fails. Every step's output goes to the job's setup log.
+// job's own fields say. forVerify is verify's checkout (and landing's): it
+// journals only what fails, never fills the cache, and at untrusted
+// installs without the network; what it got is said in s.verifyDeps.
+// Every step's output goes to the job's setup log.
 func (s *shim) setUp(ctx context.Context, c *gitx.Checkout, rev string, forVerify bool) error {
 	where := "the job's checkout"
 	if forVerify {
 		where = "verify's checkout"
+		s.verifyDeps = nil
 	}
 	// The base's settings hold for verify too: the worker cannot change
 	// what hub runs outside its own commands by committing a .hub.json.
@@ -80,19 +84,39 @@ func (s *shim) setUp(ctx context.Context, c *gitx.Checkout, rev string, forVerif
 	fmt.Fprintf(log, "# %s at %s\n", where, rev)
 
 	var lastOut string
-	run := func(ctx context.Context, command string) deps.Step {
-		st := s.setupStep(ctx, c, command, log)
-		lastOut = st.Output
+	run := func(ctx context.Context, w deps.Where, command string) deps.Step {
+		st := s.setupStep(ctx, w, command, log, forVerify)
+		if !w.ForCache {
+			lastOut = st.Output
+		}
 		return st
 	}
-	env := deps.Env{Repo: s.repo, Rev: rev, Dir: c.Dir, Cache: deps.Cache{Dir: s.o.Paths.EnvsDir()}, Run: run,
+	env := deps.Env{Repo: s.repo, Rev: rev, Dir: c.Dir, Checkout: c, Cache: deps.Cache{Dir: s.o.Paths.EnvsDir()}, Run: run,
 		Version: s.toolVersion, Progress: func(line string) {
 			if !forVerify {
 				s.record(ctx, protocol.EventProgress, line, nil)
 			}
+		},
+		Include: func(ctx context.Context, pc *gitx.Checkout) error {
+			plan, err := gitx.PlanInclude(ctx, s.repo, rev)
+			if err == nil {
+				err = s.include(ctx, pc, plan, false)
+			}
+			return err
 		}}
+	var changed map[int][]string
+	if forVerify {
+		// Verify's checkout and landing's hold the worker's manifests:
+		// they never fill the cache, and at untrusted nothing is installed
+		// with the network once the worker ran. A tree the base pins too
+		// comes from the cache hub filled from its own install of the base
+		// (this job's, once it is made) or from the user's checkout.
+		env.NoKeep = true
+		env.Offline = s.params.Isolation == protocol.IsolationUntrusted
+		changed = s.changedTrees(ctx, set, trees)
+	}
 	outs, err := deps.Make(ctx, env, trees)
-	for _, o := range outs {
+	for i, o := range outs {
 		if err == nil || o.Source != "" {
 			if kerr := c.KeepOut(o.Paths); kerr != nil && err == nil {
 				err = fmt.Errorf("record the dependencies hub put in: %w", kerr)
@@ -103,22 +127,25 @@ func (s *shim) setUp(ctx context.Context, c *gitx.Checkout, rev string, forVerif
 		if err != nil && o.Source == "" && o.Skipped == "" {
 			step.Failed, step.OutputTail = true, lastOut
 		}
-		if !forVerify {
-			s.env = append(s.env, step)
-			s.record(ctx, protocol.EventNote, s.red.String(o.Line()), step)
+		if forVerify {
+			s.verifyDeps = append(s.verifyDeps, s.red.String(verifyDepsLine(o, changed[i], err != nil && o.Source == "" && o.Skipped == "")))
+			continue
 		}
+		s.env = append(s.env, step)
+		s.record(ctx, protocol.EventNote, s.red.String(o.Line()), step)
 	}
 	if err != nil {
+		discard(outs)
 		return &setupFailure{where: where, err: err, out: lastOut}
 	}
 	if set.Setup == "" {
-		s.keep(env, outs)
+		s.keep(ctx, env, outs)
 		return nil
 	}
 	if !forVerify {
 		s.record(ctx, protocol.EventProgress, "setting up: "+view.FirstLine(set.Setup, 80), nil)
 	}
-	st := run(ctx, set.Setup)
+	st := run(ctx, deps.Where{Dir: c.Dir, Checkout: c}, set.Setup)
 	step := protocol.EnvStep{What: "setup", Command: set.Setup, DurationMS: st.Took.Milliseconds(), Failed: st.Failed()}
 	if st.Failed() {
 		step.OutputTail = st.Output
@@ -127,34 +154,133 @@ func (s *shim) setUp(ctx context.Context, c *gitx.Checkout, rev string, forVerif
 		s.env = append(s.env, step)
 	}
 	if st.Failed() {
+		discard(outs)
 		return &setupFailure{where: where, out: st.Output, err: &deps.Failure{What: "the setup command", Command: set.Setup, Step: st,
 			Fix: fmt.Sprintf("fix the setup command (the job's setup, or \"setup\" in %s); its whole output is in %s", deps.RepoFile, s.o.Paths.SetupLog(s.job.ID))}}
 	}
 	if !forVerify {
 		s.record(ctx, protocol.EventNote, fmt.Sprintf("setup: `%s` exited 0 in %s", view.FirstLine(set.Setup, 120), st.Took.Round(time.Millisecond)), step)
 	}
-	s.keep(env, outs)
+	s.keep(ctx, env, outs)
 	return nil
 }
 
-// keep fills hub's cache in the background from what Make did, once the
-// checkout's whole setup succeeded: the tree it installed or copied from
-// the user's checkout, and ready copies for the next jobs of the same
-// lockfile. What it did goes to the shim's log and the
-// setup log (the job's journal may have ended by then).
-func (s *shim) keep(env deps.Env, outs []deps.Outcome) {
+// discard drops what Make made ready to fill the cache with, for a setup
+// that failed.
+func discard(outs []deps.Outcome) {
 	for _, o := range outs {
+		o.Discard()
+	}
+}
+
+// changedTrees says, for each tree verify's commit pins (by its index in
+// trees), which manifests and lockfiles the worker changed from the base's
+// (none: the base's own tree). Before it answers, it waits for this job's
+// own fill of the cache with the base's trees, so that an unchanged tree
+// is the base's, ready, rather than installed again.
+func (s *shim) changedTrees(ctx context.Context, set deps.Settings, trees []deps.Tree) map[int][]string {
+	changed := map[int][]string{}
+	base, err := deps.Detect(s.repo, s.job.BaseSHA, set)
+	if err != nil {
+		return changed
+	}
+	for i, t := range trees {
+		var was *deps.Tree
+		for j := range base {
+			if base[j].Manager == t.Manager {
+				was = &base[j]
+			}
+		}
+		switch {
+		case was == nil:
+			changed[i] = []string{t.Lockfile}
+		case was.Pins() != t.Pins():
+			changed[i] = t.Changed(*was)
+		}
+	}
+	if len(changed) < len(trees) {
+		s.waitStored(ctx)
+	}
+	return changed
+}
+
+// verifyDepsLine is what verify's checkout got of one tree, for its record.
+func verifyDepsLine(o deps.Outcome, changed []string, failed bool) string {
+	what := o.Tree.Manager + " (" + o.Tree.Lockfile + ")"
+	if len(o.Tree.Dirs) > 0 {
+		what = strings.Join(o.Tree.Dirs, ", ") + " (" + o.Tree.Manager + ", " + o.Tree.Lockfile + ")"
+	}
+	got := o.Source
+	switch {
+	case failed && o.Offline:
+		got = "not installed: at untrusted nothing is installed with the network after the worker ran, and `" + o.Tree.Install + "` could not complete without it"
+	case failed:
+		got = "not installed: its install failed"
+	case o.Source == "":
+		got = "nothing put in: " + o.Skipped
+	case o.Source == deps.SourceInstalled && o.Offline:
+		got = "installed without the network"
+	case o.Source == deps.SourceInstalled:
+		got = "installed with `" + o.Tree.Install + "`"
+	case o.Source == deps.SourceCache:
+		got = "from hub's cache (hub's own install of those manifests)"
+	case o.Source == deps.SourceCheckout:
+		got = "copied from your checkout"
+	}
+	if len(changed) == 0 {
+		return what + ": the base's, " + got
+	}
+	return what + ": changed by the worker (" + strings.Join(changed, ", ") + "), " + got
+}
+
+// keep fills hub's cache in the background from what Make did, once the
+// checkout's whole setup succeeded: the entry of a tree it installed (from
+// an install of hub's own in a private checkout of the base) or copied
+// from the user's checkout, and ready copies for the next jobs of the same
+// lockfile. What it did goes to the shim's log and the setup log (the
+// job's journal may have ended by then). Verify waits for the entries
+// (waitStored), never for the ready copies.
+func (s *shim) keep(ctx context.Context, env deps.Env, outs []deps.Outcome) {
+	if env.NoKeep {
+		return
+	}
+	for _, o := range outs {
+		stored := make(chan struct{})
+		s.storedMu.Lock()
+		s.stored = append(s.stored, stored)
+		s.storedMu.Unlock()
 		s.keeps.Add(1)
 		go func() {
 			defer s.keeps.Done()
-			if line := env.Keep(o); line != "" {
+			line := env.Keep(ctx, o, func() { close(stored) })
+			if line != "" {
 				s.o.Log.Info().Str("tree", strings.Join(o.Tree.Dirs, ",")).Msg(line)
 				if f, err := os.OpenFile(s.o.Paths.SetupLog(s.job.ID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
-					fmt.Fprintf(f, "# %s\n", line)
+					fmt.Fprintf(f, "# %s\n", s.red.String(line))
 					f.Close()
 				}
 			}
 		}()
+	}
+}
+
+// waitStored waits until every cache fill this shim started has made its
+// entry, or failed to (not for their ready copies), bounded by the setup
+// timeout.
+func (s *shim) waitStored(ctx context.Context) {
+	s.storedMu.Lock()
+	stored := slices.Clone(s.stored)
+	s.storedMu.Unlock()
+	limit := time.NewTimer(time.Duration(max(s.params.SetupTimeoutS, 1)) * time.Second)
+	defer limit.Stop()
+	for _, c := range stored {
+		select {
+		case <-c:
+		case <-limit.C:
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
 }
 
@@ -173,41 +299,82 @@ func (s *shim) waitKeeps() {
 	}
 }
 
-// setupStep runs one command of a checkout's setup: in the job's sandbox at
-// the isolated levels — with the network, even at untrusted, since an
-// install needs it (the worker's own commands and verify get none there)
-// — bounded by the setup timeout, stopped with the job, its output in log.
-func (s *shim) setupStep(ctx context.Context, c *gitx.Checkout, command string, log *lineRedactor) deps.Step {
+// setupStep runs one command of a checkout's setup, in w: in the job's
+// sandbox at the isolated levels, bounded by the setup timeout, its output
+// in log.
+//   - The job's own setup, before the worker exists, runs with the
+//     network even at untrusted (an install needs it; the worker's own
+//     commands get none there), stopped with the job.
+//   - Verify's and landing's (forVerify) run the worker's manifests: with
+//     the job's own network, none at untrusted.
+//   - hub's own install for the cache (w.ForCache) runs in the background
+//     beside the worker, in a private checkout of the base: not stopped
+//     with the job (it is hub's, and the job's stop belongs to the
+//     worker), never taken for the worker's leftovers (nor the worker's
+//     for its), and with tools' caches no worker can write.
+func (s *shim) setupStep(ctx context.Context, w deps.Where, command string, log *lineRedactor, forVerify bool) deps.Step {
 	j := s.job
-	env := workerEnv(s.o.HubBinary, append(s.ownEnv(ctx), "HUB_JOB="+j.ID, "HUB_SETUP=1", "HUB_HOME="+s.o.Paths.Home)...)
+	marker := "HUB_JOB=" + j.ID
+	extra := []string{"HUB_JOB=" + j.ID, "HUB_SETUP=1", "HUB_HOME=" + s.o.Paths.Home}
+	cacheDir := s.cacheDir()
+	if w.ForCache {
+		marker = "HUB_CACHE_FILL=" + j.ID
+		extra = []string{"HUB_SETUP=1", "HUB_HOME=" + s.o.Paths.Home}
+		cacheDir = ""
+		if engine.Sandboxed(s.params.Isolation) {
+			cacheDir = s.o.Paths.EnvToolsDir()
+		}
+	}
+	env := workerEnv(s.o.HubBinary, append(s.envFor(ctx, cacheDir), extra...)...)
 	argv := []string{"sh", "-c", command}
 	if engine.Sandboxed(s.params.Isolation) {
 		scratch := s.o.Paths.SetupHome(j.ID)
+		if w.ForCache {
+			scratch = filepath.Join(filepath.Dir(w.Dir), "home")
+		}
 		if err := os.MkdirAll(scratch, 0o700); err != nil {
 			return deps.Step{ExitCode: -1, Err: err}
 		}
 		p := s.params
-		p.Isolation = protocol.IsolationIsolated // the network, for the install
+		if !forVerify {
+			p.Isolation = protocol.IsolationIsolated // the network, for the install
+		}
 		var err error
-		argv, err = engine.SandboxCommand(engine.Spec{JobID: j.ID, Dir: c.Dir, Checkout: c, Params: p, Scratch: scratch, Cache: s.cacheDir(),
+		argv, err = engine.SandboxCommand(engine.Spec{JobID: j.ID, Dir: w.Dir, Checkout: w.Checkout, Params: p, Scratch: scratch, Cache: cacheDir,
 			HubBinary: s.o.HubBinary, Env: env}, argv, s.o.HubBinary)
 		if err != nil {
 			return deps.Step{ExitCode: -1, Err: fmt.Errorf("sandbox it: %w", err)}
 		}
 	}
 	fmt.Fprintf(log, "$ %s\n", command)
-	stop, cancel := s.watchStop(ctx)
-	defer cancel()
-	res := engine.RunCommand(ctx, engine.Command{Argv: argv, Dir: c.Dir, Env: env, Timeout: time.Duration(s.params.SetupTimeoutS) * time.Second,
-		Stop: stop, Grace: s.o.StopGrace, OutputMax: 8192, Log: log, Marker: "HUB_JOB=" + j.ID, Subreaper: s.subreaper})
+	if w.ForCache {
+		fmt.Fprintf(log, "# (hub's own install for its cache, in %s)\n", w.Dir)
+	}
+	cmd := engine.Command{Argv: argv, Dir: w.Dir, Env: env, Timeout: time.Duration(s.params.SetupTimeoutS) * time.Second,
+		Grace: s.o.StopGrace, OutputMax: 8192, Log: log, Marker: marker, Subreaper: s.subreaper, Exclude: s.background}
+	var cancel context.CancelFunc = func() {}
+	if w.ForCache {
+		var pid int
+		cmd.Subreaper, cmd.Exclude = 0, nil
+		cmd.Started = func(p int) { pid = p; s.addBackground(p) }
+		defer func() { s.dropBackground(pid) }()
+	} else {
+		cmd.Stop, cancel = s.watchStop(ctx)
+	}
+	res := engine.RunCommand(ctx, cmd)
 	cancel()
-	s.noteLeftovers(ctx, "setup", res.Leftovers)
+	if !w.ForCache {
+		s.noteLeftovers(ctx, "setup", res.Leftovers)
+	}
 	st := deps.Step{ExitCode: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut, Stopped: res.Stopped, Err: res.Err,
 		Output: s.red.String(res.Output), Took: res.Duration}
 	if res.Cancelled != nil && st.Stopped == "" {
 		st.Stopped = "the job's shim was told to stop"
 	}
 	fmt.Fprintf(log, "# exit %d in %s\n", res.ExitCode, res.Duration.Round(time.Millisecond))
+	if w.ForCache {
+		return st
+	}
 	code := res.ExitCode
 	oc := protocol.ObservedCommand{Command: s.red.String(command), Role: "setup", Signal: res.Signal, DurationMS: res.Duration.Milliseconds()}
 	if res.Err == nil && res.Signal == "" {
@@ -215,6 +382,28 @@ func (s *shim) setupStep(ctx context.Context, c *gitx.Checkout, command string, 
 	}
 	s.observed = append(s.observed, oc)
 	return st
+}
+
+// addBackground, dropBackground and background keep the leaders of hub's
+// own background commands (an install filling the cache), which run
+// under the shim beside the job's: every command of the job leaves them
+// alone when its leftovers are ended.
+func (s *shim) addBackground(pid int) {
+	s.bgMu.Lock()
+	defer s.bgMu.Unlock()
+	s.bg = append(s.bg, pid)
+}
+
+func (s *shim) dropBackground(pid int) {
+	s.bgMu.Lock()
+	defer s.bgMu.Unlock()
+	s.bg = slices.DeleteFunc(s.bg, func(p int) bool { return p == pid })
+}
+
+func (s *shim) background() []int {
+	s.bgMu.Lock()
+	defer s.bgMu.Unlock()
+	return slices.Clone(s.bg)
 }
 
 // toolVersion is what `tool --version` prints first, once per shim; ""

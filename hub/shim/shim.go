@@ -84,6 +84,7 @@ type shim struct {
 
 	// ports is the job's port range (nil: none free), taken once
 	// (portsAsked) by ownEnv.
+	portsMu    sync.Mutex
 	ports      *ports
 	portsAsked bool
 	repairs    []protocol.GitRepair
@@ -97,8 +98,24 @@ type shim struct {
 	setupTook time.Duration
 	versions  map[string]string
 	// keeps are the cache fills started in the background after a
-	// checkout was set up; the shim waits for them (a while) before it exits.
-	keeps sync.WaitGroup
+	// checkout was set up; the shim waits for them (a while) before it
+	// exits. stored has a channel per fill, closed once its entry is made
+	// (or will not be): verify waits for those.
+	keeps    sync.WaitGroup
+	storedMu sync.Mutex
+	stored   []chan struct{}
+	// bg are the leaders of hub's own commands running in the background
+	// (an install filling the cache): no command of the job's takes them
+	// for its leftovers.
+	bgMu sync.Mutex
+	bg   []int
+	// shared watches the repository's shared git config and hooks (a
+	// linked checkout's only); repoChanges are what it found and put back.
+	shared      *gitx.SharedWatch
+	repoChanges []protocol.RepoChange
+	// verifyDeps says what verify's checkout got of each dependency tree
+	// (protocol.Verify.Deps), set by setUp.
+	verifyDeps []string
 	// starts counts the engine's starts (a fallback starts another), so
 	// the steps of each run keep ids of their own.
 	starts atomic.Int32

@@ -359,6 +359,9 @@ func Alerts(ev *protocol.Evidence) []string {
 	for _, rc := range ev.Observed.RefChanges {
 		out = append(out, refAlert(rc))
 	}
+	for _, c := range ev.Observed.RepoChanges {
+		out = append(out, repoAlert(c))
+	}
 	var deleted []string
 	for _, f := range ev.Files {
 		if f.Change == "deleted" {
@@ -369,6 +372,20 @@ func Alerts(ev *protocol.Evidence) []string {
 		out = append(out, fmt.Sprintf("deleted %d file(s) of the base: %s", len(deleted), PathList(deleted, 5)))
 	}
 	return out
+}
+
+// repoAlert says what changed in the user's repository's shared config or
+// hooks while the job ran, and that hub put it back.
+func repoAlert(c protocol.RepoChange) string {
+	where := "your repository's git config"
+	if c.What == "hooks" {
+		where = "your repository's hooks folder"
+	}
+	who := "while it ran"
+	if len(c.Others) > 0 {
+		who = "while it ran (or by another job running then: " + strings.Join(c.Others, ", ") + ")"
+	}
+	return fmt.Sprintf("%s changed %s: %s; hub %s", where, who, c.Found, c.Done)
 }
 
 // refAlert says how one ref moved while the job ran and how to put it

@@ -715,6 +715,8 @@ export interface Verify {
   output_tail: string;
   /** Commit is the commit verify ran on. */
   commit: string;
+  /** Deps says, one line per dependency tree, what verify's checkout got: the base's (the commit's manifests and lockfiles are the base's), or a tree the worker changed, and how it was installed (at untrusted: without the network). */
+  deps?: string[];
 }
 
 /** Observed is what hub saw itself. */
@@ -729,6 +731,8 @@ export interface Observed {
   git_repairs?: GitRepair[];
   /** Leftovers are processes of the job still alive after the command they belonged to (the worker, verify) ended: hub ended them, or says it could not. */
   leftover_processes?: LeftoverProcess[];
+  /** RepoChanges are changes to the user's repository's shared git config and hooks folder found while the job ran in a linked worktree (an install's `git config core.hooksPath`, a hook script written): hub put each back and kept what it replaced. */
+  repo_changes?: RepoChange[];
 }
 
 /** ObservedCommand is a process hub ran or watched, with its outcome. */
@@ -774,6 +778,20 @@ export interface LeftoverProcess {
   role: string;
   /** hub ended it; false: it survived, and this says so */
   ended: boolean;
+}
+
+/** RepoChange is one change to the user's repository's shared config or hooks folder that hub found across a job and put back. */
+export interface RepoChange {
+  /** config | hooks */
+  what: string;
+  /** the file or folder that differed */
+  path: string;
+  /** what differed, e.g. "core.hooksPath = .husky/_ (was unset)" */
+  found: string;
+  /** what hub did: put back, and where it kept what it replaced */
+  done: string;
+  /** Others are the other jobs of the repository running then: the change may be theirs (or the user's own). */
+  others?: string[];
 }
 
 /** Claimed is what the worker said, unverified. */
