@@ -25,7 +25,7 @@
 set -euo pipefail
 
 dir="${HUB_SUBJECTS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hub/subjects}"
-# slug|kind|package@version (npm) or module@version (go)|test command
+# slug|kind|package@version (npm) or module@version (go)|test command[|npm install flags]
 pins=(
 	# big: tape + nyc + eslint devDependencies, 535 packages, ~150 MB of node_modules
 	"object-inspect|npm|object-inspect@1.13.4|npm run tests-only"
@@ -33,6 +33,14 @@ pins=(
 	"hash.js|npm|hash.js@1.1.7|npm test"
 	# Go, with dependencies of its own (toml, go-md2man, smetrics, yaml.v3)
 	"urfave-cli|go|github.com/urfave/cli/v2@v2.27.7|go test ./..."
+	# Git hooks on install, for the tests that hold hub's fence around the
+	# user's repository: husky 9 from its "prepare" (sets core.hooksPath),
+	# 221 packages; lefthook from its "prepare" (writes into .git/hooks),
+	# 240 packages. Their tarballs hold no tests. Fetched with
+	# --ignore-scripts: those scripts write into whatever git repository
+	# encloses the folder, and only a job's own install is meant to run them.
+	"json-server-husky|npm|json-server@1.0.0-beta.3|true|--ignore-scripts"
+	"runmd-lefthook|npm|runmd@2.1.1|true|--ignore-scripts"
 )
 
 say() { echo "subjects: $*" >&2; }
@@ -52,13 +60,14 @@ fi
 limit=()
 command -v timeout >/dev/null 2>&1 && limit=(timeout 900)
 
-# fetch_npm SLUG SPEC: the published tarball into src, and its lockfile.
+# fetch_npm SLUG SPEC [FLAGS]: the published tarball into src, and its lockfile.
 fetch_npm() {
-	local slug=$1 spec=$2 d="$dir/$1" tgz
+	local slug=$1 spec=$2 flags=${3:-} d="$dir/$1" tgz
 	mkdir -p "$d/pack"
 	(cd "$d/pack" && npm pack --silent --loglevel=error "$spec") || return 1
 	tgz=$(ls "$d"/pack/*.tgz) && tar -xzf "$tgz" -C "$d/pack" && mv "$d/pack/package" "$d/src" && rm -rf "$d/pack" || return 1
-	(cd "$d/src" && "${limit[@]}" npm install --no-audit --no-fund --loglevel=error) || return 1
+	# shellcheck disable=SC2086 # flags are words
+	(cd "$d/src" && "${limit[@]}" npm install --no-audit --no-fund --loglevel=error $flags) || return 1
 	[ -f "$d/src/package-lock.json" ] || { echo "npm install wrote no package-lock.json" ; return 1; }
 	# The installed tree is kept beside the source, not in it: a test copies
 	# it in to make a checkout with its dependencies installed.
@@ -79,7 +88,7 @@ fetch_go() {
 
 pids=()
 for pin in "${pins[@]}"; do
-	IFS='|' read -r slug kind spec test <<<"$pin"
+	IFS='|' read -r slug kind spec test flags <<<"$pin"
 	d="$dir/$slug"
 	[ -f "$d/.done" ] && continue
 	case "$kind" in
@@ -90,7 +99,7 @@ for pin in "${pins[@]}"; do
 	say "fetching $spec into $d/src"
 	(
 		start=$SECONDS
-		"fetch_$kind" "$slug" "$spec" > "$d/fetch.log" 2>&1 ||
+		"fetch_$kind" "$slug" "$spec" $flags > "$d/fetch.log" 2>&1 ||
 			{ say "fetching $spec failed; see $d/fetch.log:"; tail -20 "$d/fetch.log" >&2; exit 1; }
 		echo "$test" > "$d/TEST"
 		echo "$kind" > "$d/KIND"
@@ -103,7 +112,7 @@ failed=0
 for p in "${pids[@]}"; do wait "$p" || failed=1; done
 [ "$failed" = 0 ] || exit 1
 for pin in "${pins[@]}"; do
-	IFS='|' read -r slug kind spec test <<<"$pin"
+	IFS='|' read -r slug kind spec test _ <<<"$pin"
 	[ -f "$dir/$slug/.done" ] && [ -s "$dir/$slug/TEST" ] || die "$spec was not fetched into $dir/$slug"
 done
 echo "$dir"

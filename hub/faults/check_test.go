@@ -34,6 +34,10 @@ type figures struct {
 	// refusal without a hint (or an input not refused), a refused input
 	// that left something made, two daemons serving one HUB_HOME at once.
 	Hung, Unhinted, HalfMade, TwoDaemons int
+	// Breached counts the shared-channel cases whose fence did not hold:
+	// a job's work reached another job, the cache, the host, the user's
+	// repository or the network where its level promises it cannot.
+	Breached int
 }
 
 func (f *figures) add(g figures) {
@@ -47,6 +51,7 @@ func (f *figures) add(g figures) {
 	f.LeftOpen += g.LeftOpen
 	f.Orphans += g.Orphans
 	f.Crossed += g.Crossed
+	f.Breached += g.Breached
 }
 
 func (f figures) zero() bool { return f == figures{} }

@@ -122,6 +122,7 @@ func renderReport(took time.Duration, code int) string {
 	w("| case runs | %d |\n| work lost | %d |\n| records unreadable | %d |\n| reservations closed twice | %d |\n",
 		runs, total.WorkLost, total.Unreadable, total.ClosedTwice)
 	w("| reservations left open | %d |\n| orphans | %d |\n| git boundary crossed | %d |\n", total.LeftOpen, total.Orphans, total.Crossed)
+	w("| shared channels breached | %d |\n", total.Breached)
 	w("| bad input answered after more than %s | %d |\n| bad input not refused with a hint | %d |\n", answerLimit, total.Hung, total.Unhinted)
 	w("| bad input that left something made | %d |\n| two daemons serving at once | %d |\n\n", total.HalfMade, total.TwoDaemons)
 	if code != 0 {
@@ -150,6 +151,7 @@ func renderReport(took time.Duration, code int) string {
 		w("\n")
 	}
 	renderGitBoundary(w)
+	renderFences(w)
 	renderBadInput(w)
 	w("\n## Other faults\n\n| case | what is done | runs | how the jobs ended | took |\n|---|---|---|---|---|\n")
 	var keys []string
@@ -247,6 +249,49 @@ func renderGitBoundary(w func(string, ...any)) {
 	if n > 0 {
 		w("\n%d case runs, %s in all (%s a run on average, the daemon and the job included).\n", n,
 			took.Round(time.Millisecond), (took / time.Duration(n)).Round(time.Millisecond))
+	}
+}
+
+// renderFences writes what jobs share: each channel, who can write it and
+// what reads it next, then the matrix of its cases. The caller holds
+// outcomesMu.
+func renderFences(w func(string, ...any)) {
+	w("\n## What jobs share\n\n")
+	w("What makes jobs fast is shared: hub's environment cache, the copies hub makes of trees, installs, the user's\n")
+	w("git config and hooks, the port pool, the machine. Each is a channel across a boundary hub promises to keep —\n")
+	w("between jobs, from a job into the user's repository, from the sandbox to the host. Who can write each, and\n")
+	w("what reads it next (`TestFences` holds each; its cases below):\n\n")
+	w("| channel | who can write it, and when | what reads it next | held by |\n|---|---|---|---|\n")
+	for _, ch := range channels {
+		var names []string
+		for _, tc := range fenceCases {
+			if tc.channel == ch.name {
+				names = append(names, "`"+tc.name+"`")
+			}
+		}
+		w("| %s | %s | %s | %s |\n", ch.name, esc(ch.writer), esc(ch.reader), strings.Join(names, ", "))
+	}
+	w("\nEach case is a hostile or careless worker at the level of its column; a cell says how many runs held and\n")
+	w("what was seen. The last column is the defect each case pinned on the hub before the fences (numbers as in the issue).\n\n")
+	w("| case |")
+	for _, c := range gitColumns {
+		w(" %s |", c.name)
+	}
+	w(" pins |\n|---|%s---|\n", strings.Repeat("---|", len(gitColumns)))
+	for _, tc := range fenceCases {
+		w("| %s |", tc.name)
+		for _, c := range gitColumns {
+			o := outcomes["TestFences/"+tc.name+"/"+c.name]
+			switch {
+			case tc.levels != nil && !slices.Contains(tc.levels, c.level):
+				w(" — |")
+			case o == nil:
+				w(" not run |")
+			default:
+				w(" %s |", cell(o))
+			}
+		}
+		w(" %s |\n", esc(tc.pins))
 	}
 }
 
