@@ -448,17 +448,13 @@ func (c Cache) RemoveScratch(s Scratch) error {
 }
 
 // removeTree removes p, making read-only folders in it writable first
-// (a Go module cache copied into a tree keeps its 0555 folders).
+// (an entry's tree, a Go module cache copied into a tree) — through no
+// link: see makeWritable.
 func removeTree(p string) error {
 	if err := os.RemoveAll(p); err == nil {
 		return nil
 	}
-	_ = filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			_ = os.Chmod(q, 0o700)
-		}
-		return nil
-	})
+	_ = makeWritable(p)
 	return os.RemoveAll(p)
 }
 

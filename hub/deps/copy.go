@@ -3,15 +3,21 @@ package deps
 import (
 	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
-	"sync"
 
-	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/internal/pathx"
 )
+
+// Copying a dependency tree (copyTree, in copy_unix.go and copy_other.go)
+// reads folders someone else may be writing: a job's worktree, where a
+// sandboxed worker runs, or the user's checkout. On unix nothing is ever
+// reached by a path that such a writer can change under the copy: each
+// folder is opened from its parent's descriptor without following a
+// link, listed through its own descriptor, and each file opened and
+// checked through it; what is written goes the same way.
 
 // copied is what copyTree made: the paths (files and links, from the
 // top), each source file's stamp as it was read (to tell afterwards that
@@ -43,140 +49,8 @@ type relocation struct{ from, to string }
 // maxRelocate bounds the files a relocation reads: a script, not a wheel.
 const maxRelocate = 1 << 20
 
-// copyTree copies top/rel to into/rel as it is: folders with their modes
-// (writable by their owner), regular files copied (never linked; with
-// copy_file_range, so a filesystem with reflinks shares the blocks
-// copy-on-write), symlinks recreated. A symlink that resolves inside top
-// points at the same place inside into (relative links stay as they are;
-// absolute ones are rewritten); one that resolves outside top keeps
-// pointing there, absolutely. Other kinds of file are left out. Files are
-// copied by a few workers at once. It returns the slash-separated paths it
-// made, files and links.
-func copyTree(top, into, rel string, reloc *relocation) (copied, error) {
-	var (
-		made  = copied{stamps: map[string]stamp{}}
-		mu    sync.Mutex
-		first error
-		wg    sync.WaitGroup
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if first == nil {
-			first = err
-		}
-		mu.Unlock()
-	}
-	failed := func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return first != nil
-	}
-	type job struct {
-		src, dst string
-		perm     fs.FileMode
-		size     int64
-	}
-	jobs := make(chan job, 256)
-	for range max(4, 2*runtime.NumCPU()) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				if failed() {
-					continue
-				}
-				if err := copyFile(j.src, j.dst, j.perm, j.size, reloc); err != nil {
-					fail(err)
-				}
-			}
-		}()
-	}
-	root := filepath.Join(top, filepath.FromSlash(rel))
-	werr := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if failed() {
-			return fs.SkipAll
-		}
-		r, err := filepath.Rel(top, p)
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && transient(r) {
-			return filepath.SkipDir
-		}
-		dst := filepath.Join(into, r)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			if err := os.Mkdir(dst, 0o700); err != nil {
-				return err
-			}
-			return os.Chmod(dst, info.Mode().Perm()|0o700) // the worker may install more into it
-		case info.Mode().IsRegular():
-			made.paths = append(made.paths, filepath.ToSlash(r))
-			made.stamps[filepath.ToSlash(r)] = stampOf(info)
-			jobs <- job{p, dst, info.Mode().Perm(), info.Size()}
-		case info.Mode()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			made.paths = append(made.paths, filepath.ToSlash(r))
-			made.stamps[filepath.ToSlash(r)] = stampOf(info)
-			to := relink(top, into, p, target)
-			if filepath.IsAbs(to) && to != target {
-				made.absInside = true
-			}
-			return os.Symlink(to, dst)
-		}
-		return nil // a socket, a device, a fifo: nothing a build reads
-	})
-	close(jobs)
-	wg.Wait()
-	return made, errors.Join(werr, first)
-}
-
-// unchanged says whether top/rels holds exactly the files of stamps,
-// each as it was: nothing added, removed or written since.
-func unchanged(top string, rels []string, stamps map[string]stamp) bool {
-	n := 0
-	for _, rel := range rels {
-		err := filepath.WalkDir(filepath.Join(top, filepath.FromSlash(rel)), func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			r, err := filepath.Rel(top, p)
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				if transient(r) {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			fi, err := d.Info()
-			if err != nil {
-				return err
-			}
-			if st, ok := stamps[filepath.ToSlash(r)]; !ok || st != stampOf(fi) {
-				return errChanged
-			}
-			n++
-			return nil
-		})
-		if err != nil {
-			return false
-		}
-	}
-	return n == len(stamps)
-}
-
+// errChanged: what was being read changed while hub read it (a folder
+// became a link, a file a fifo; a file was added, removed or written).
 var errChanged = errors.New("changed")
 
 // transient says whether the folder at rel (from the top) is a tool's
@@ -188,24 +62,30 @@ func transient(rel string) bool {
 	return (name == ".cache" || name == ".vite") && filepath.Base(dir) == "node_modules"
 }
 
-// copyFile copies one file, relocating a small one that names reloc.from.
-func copyFile(src, dst string, perm fs.FileMode, size int64, reloc *relocation) error {
+// copyData copies in to out, which is new, and gives out perm: the bytes
+// of a small file that names reloc.from with it rewritten to reloc.to;
+// any other file with copy_file_range (os.File.ReadFrom), so a
+// filesystem with reflinks shares the blocks copy-on-write.
+func copyData(in, out *os.File, perm fs.FileMode, size int64, reloc *relocation) error {
 	if reloc != nil && size <= maxRelocate {
-		b, err := os.ReadFile(src)
+		b, err := io.ReadAll(io.LimitReader(in, maxRelocate+1))
 		if err != nil {
 			return err
 		}
 		if bytes.Contains(b, []byte(reloc.from)) {
-			b = bytes.ReplaceAll(b, []byte(reloc.from), []byte(reloc.to))
-			f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-			if err != nil {
+			if _, err := out.Write(bytes.ReplaceAll(b, []byte(reloc.from), []byte(reloc.to))); err != nil {
 				return err
 			}
-			_, werr := f.Write(b)
-			return errors.Join(werr, f.Chmod(perm), f.Close())
+			return out.Chmod(perm)
+		}
+		if _, err := in.Seek(0, io.SeekStart); err != nil {
+			return err
 		}
 	}
-	return gitx.CopyNewFile(src, dst, perm)
+	if _, err := out.ReadFrom(in); err != nil {
+		return err
+	}
+	return out.Chmod(perm) // the mode O_CREAT gave it went through the umask
 }
 
 // relink is the target a copy of the symlink at p (in top) pointing at

@@ -296,7 +296,11 @@ func TestInstallThenCache(t *testing.T) {
 		if len(outs[0].Paths) != ents[0].Files {
 			t.Errorf("job %d: %d paths, want %d", i+2, len(outs[0].Paths), ents[0].Files)
 		}
-		// The copy is the worktree's own: a write to it reaches no cache entry.
+		// The copy is the worktree's own: writable (the entry is not), and a
+		// write to it reaches no cache entry.
+		if fi, err := os.Stat(filepath.Join(wt, "node_modules/dep/index.js")); err != nil || fi.Mode().Perm()&0o200 == 0 {
+			t.Errorf("job %d: the copy is not writable by its owner: %v, %v", i+2, fi.Mode(), err)
+		}
 		if err := os.WriteFile(filepath.Join(wt, "node_modules/dep/index.js"), []byte("module.exports = 0\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}

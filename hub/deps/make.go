@@ -51,8 +51,8 @@ type Where struct {
 // Env is where and how a checkout is made ready.
 type Env struct {
 	Repo     *gitx.Repo
-	Rev      string        // the commit the checkout holds
-	Dir      string        // the checkout
+	Rev      string         // the commit the checkout holds
+	Dir      string         // the checkout
 	Checkout *gitx.Checkout // hub's record of it (nil in tests)
 	Cache    Cache
 	// Run runs a shell command as a step of the job's setup, where w
