@@ -458,6 +458,13 @@ func newEnginesCmd(ios *IO) *cobra.Command {
 					}
 				}
 			}
+			for i, l := range res.Limits {
+				head := ""
+				if i == 0 {
+					head = "limits"
+				}
+				ios.printf("%-10s %s\n", head, l)
+			}
 			ios.printf("%s: $%.2f spent, $%.2f reserved of $%.2f · %d/%d running · %d queued\n",
 				res.Month, res.SpentUSD, res.ReservedUSD, res.MonthlyCapUSD, res.Running, res.MaxRunning, res.Queued)
 			return nil

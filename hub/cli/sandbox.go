@@ -8,13 +8,15 @@ import (
 	"github.com/hub-agents/hub/hub/sandbox"
 )
 
-// newSandboxExecCmd is the Landlock helper: hub re-executes itself as
-// `hub sandbox-exec PLAN -- COMMAND...` to restrict the process, then run
+// newSandboxExecCmd is the sandbox's helper: hub re-executes itself as
+// `hub sandbox-exec PLAN -- COMMAND...` to put the process in its job's
+// limits (cgroups, rlimits) and restrict it (Landlock: the file system, or
+// only the isolated job's TCP ports when COMMAND is bubblewrap), then run
 // the command in its place.
 func newSandboxExecCmd(ios *IO) *cobra.Command {
 	return &cobra.Command{
 		Use:                "sandbox-exec PLAN -- COMMAND [ARG...]",
-		Short:              "Restrict this process with Landlock, then run a command (started by hub)",
+		Short:              "Join a job's limits and restrict this process, then run a command (started by hub)",
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {

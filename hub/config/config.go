@@ -198,6 +198,12 @@ type Settings struct {
 	// JobRetentionDays is how long after it ended a job's worktree, branch,
 	// engine folder and logs stay before `hub gc` collects them.
 	JobRetentionDays int `json:"job_retention_days"` // HUB_JOB_RETENTION_DAYS, default 30
+	// Limits of a job at isolated and untrusted (see protocol.Limits), and
+	// the largest file hub commits at any level.
+	LimitProcesses int `json:"limit_processes"` // HUB_LIMIT_PROCESSES, default 1024 (threads count)
+	LimitMemoryMB  int `json:"limit_memory_mb"` // HUB_LIMIT_MEMORY_MB, default 8192
+	LimitDiskMB    int `json:"limit_disk_mb"`   // HUB_LIMIT_DISK_MB, default 20480
+	MaxFileMB      int `json:"max_file_mb"`     // HUB_MAX_FILE_MB, default 100
 	// Agents are user-defined ACP agents, each an engine of its name.
 	Agents map[string]Agent `json:"agents,omitempty"`
 	// Queues are remote queues: a job started with their name runs on
@@ -208,7 +214,8 @@ type Settings struct {
 // Defaults returns the built-in settings.
 func Defaults() Settings {
 	return Settings{MaxRunning: 4, MonthlyCapUSD: 100, DefaultMaxUSD: 2, MaxJobUSD: 20,
-		TimeoutS: 1800, VerifyTimeoutS: 600, SetupTimeoutS: 900, AskTimeoutS: 600, StallTimeoutS: 600, JobRetentionDays: 30}
+		TimeoutS: 1800, VerifyTimeoutS: 600, SetupTimeoutS: 900, AskTimeoutS: 600, StallTimeoutS: 600, JobRetentionDays: 30,
+		LimitProcesses: 1024, LimitMemoryMB: 8192, LimitDiskMB: 20480, MaxFileMB: 100}
 }
 
 // ConfigDir returns HUB_CONFIG_DIR, else $XDG_CONFIG_HOME/hub, else ~/.config/hub.

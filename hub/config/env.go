@@ -41,6 +41,10 @@ var settings = []setting{
 	{"ask_timeout_s", "HUB_ASK_TIMEOUT_S", " second", 1, func(s *Settings) any { return &s.AskTimeoutS }},
 	{"stall_timeout_s", "HUB_STALL_TIMEOUT_S", " second", 1, func(s *Settings) any { return &s.StallTimeoutS }},
 	{"job_retention_days", "HUB_JOB_RETENTION_DAYS", " day", 1, func(s *Settings) any { return &s.JobRetentionDays }},
+	{"limit_processes", "HUB_LIMIT_PROCESSES", " process", 16, func(s *Settings) any { return &s.LimitProcesses }},
+	{"limit_memory_mb", "HUB_LIMIT_MEMORY_MB", " MiB", 16, func(s *Settings) any { return &s.LimitMemoryMB }},
+	{"limit_disk_mb", "HUB_LIMIT_DISK_MB", " MiB", 1, func(s *Settings) any { return &s.LimitDiskMB }},
+	{"max_file_mb", "HUB_MAX_FILE_MB", " MiB", 1, func(s *Settings) any { return &s.MaxFileMB }},
 }
 
 // SettingError is a setting whose value hub cannot use, with where the

@@ -34,7 +34,7 @@ func TestLoadRefusesUnknownKeys(t *testing.T) {
 		t.Fatal("Load took max_runing")
 	}
 	for _, want := range []string{"config " + path + ": ", `unknown key "max_runing"`, `did you mean "max_running"?`,
-		"the keys are: max_running, monthly_cap_usd,", "job_retention_days, agents, queues)", "; fix it"} {
+		"the keys are: max_running, monthly_cap_usd,", "job_retention_days, limit_processes, limit_memory_mb, limit_disk_mb, max_file_mb, agents, queues)", "; fix it"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}

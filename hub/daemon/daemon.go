@@ -24,6 +24,7 @@ import (
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/job"
+	"github.com/hub-agents/hub/hub/limit"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/shim"
@@ -243,8 +244,22 @@ func Serve(ctx context.Context, o Options) error {
 	return err
 }
 
-// recover re-attaches to live shims and settles dead ones.
+// recover re-attaches to live shims and settles dead ones, and removes
+// the limits' groups of jobs that are no longer running (a shim that died
+// left its group; a landing's check is never live across a daemon).
 func (s *Server) recover(ctx context.Context) {
+	defer func() {
+		swept, err := limit.Sweep(limit.Scope(s.o.Paths.Home), func(id string) bool {
+			j, err := s.st.Job(ctx, id)
+			return err == nil && !j.State.Terminal()
+		})
+		if err != nil {
+			s.o.Log.Warn().Err(err).Msg("recover: the limits of ended jobs")
+		}
+		if len(swept) > 0 {
+			s.o.Log.Info().Strs("jobs", swept).Msg("removed the limits' groups of ended jobs")
+		}
+	}()
 	jobs, err := s.st.ListJobs(ctx, []protocol.State{protocol.StatePreparing, protocol.StateRunning,
 		protocol.StateNeedsInput, protocol.StateVerifying}, "", 0)
 	if err != nil {

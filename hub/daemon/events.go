@@ -2,11 +2,15 @@ package daemon
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
+	"github.com/hub-agents/hub/hub/config"
+	"github.com/hub-agents/hub/hub/limit"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
+	"github.com/hub-agents/hub/hub/sandbox"
 	"github.com/hub-agents/hub/internal/micros"
 )
 
@@ -93,6 +97,7 @@ func (s *Server) EngineList(ctx context.Context, _ protocol.Empty) (*protocol.En
 	}
 	res := &protocol.EnginesResult{Month: month, SpentUSD: tot.ChargedMicros.USD(), ReservedUSD: tot.ReservedMicros.USD(),
 		MonthlyCapUSD: set.MonthlyCapUSD, Running: running, MaxRunning: set.MaxRunning, Queued: queued}
+	res.Limits = limitLines(set)
 	quota, err := s.st.Quotas(ctx)
 	if err != nil {
 		return nil, internal(err)
@@ -135,4 +140,21 @@ func capacity(e protocol.EngineInfo, t time.Time) string {
 		return "free: no quota"
 	}
 	return "no quota signal yet (hub reads one from the engine's next run)"
+}
+
+// limitLines says what bounds a job at isolated and untrusted here: the
+// limits hub's config sets, how this machine enforces each, and the port
+// fence; then the file size every level's commit holds to.
+func limitLines(set config.Settings) []string {
+	l := limit.Limits{Processes: set.LimitProcesses, MemoryBytes: int64(set.LimitMemoryMB) << 20, DiskBytes: int64(set.LimitDiskMB) << 20}
+	out := []string{"at isolated and untrusted, each job: " + l.String() + " (limit_processes, limit_memory_mb, limit_disk_mb)"}
+	out = append(out, limit.Probe().Lines()...)
+	switch a := sandbox.Probe(); {
+	case !a.OK:
+	case a.PortFence:
+		out = append(out, "ports: at isolated a job binds TCP only on its own ten ports (and an ephemeral one), so it cannot take the pool from the others")
+	default:
+		out = append(out, "ports: not fenced here: "+a.NoPortFenceReason)
+	}
+	return append(out, fmt.Sprintf("files: at every level no file over %d MiB is committed (max_file_mb)", set.MaxFileMB))
 }

@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/gitx"
+	"github.com/hub-agents/hub/hub/limit"
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/sandbox"
 	"github.com/hub-agents/hub/internal/micros"
 	"github.com/hub-agents/hub/rubric"
 )
@@ -87,6 +89,12 @@ type Spec struct {
 	// there), writable in every sandbox of the job, so what its setup
 	// downloaded is there for the worker and verify ("": none).
 	Cache string
+	// Limits is the job's budget of processes, memory and file size at the
+	// isolated levels (hub/limit's Plan, joined by every sandboxed command
+	// before it runs; zero: none), and Ports its TCP ports there (zero:
+	// not fenced): see sandbox.Spec.
+	Limits limit.Plan
+	Ports  sandbox.PortRange
 	// Output receives the worker's stdout and stderr, interleaved.
 	Output io.Writer
 }

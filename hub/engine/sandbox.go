@@ -94,7 +94,7 @@ func SandboxCommand(spec Spec, argv []string, readOnly ...string) ([]string, err
 		return nil, err
 	}
 	sb := sandbox.Spec{Worktree: spec.Dir, Home: home, Network: spec.Params.Isolation == protocol.IsolationIsolated, ReadOnly: readOnly,
-		Writable: []string{spec.Scratch}, Helper: spec.HubBinary}
+		Writable: []string{spec.Scratch}, Helper: spec.HubBinary, Limits: spec.Limits, Ports: spec.Ports}
 	if spec.Cache != "" {
 		if err := os.MkdirAll(spec.Cache, 0o700); err != nil {
 			return nil, err

@@ -50,6 +50,12 @@ var channels = []channel{
 		"once its commands ended, keeping what it replaced in the job's folder and saying so in its alerts. At isolated and untrusted the " +
 		"checkout's git dir is the job's own",
 		"every git command the user and every other job of the repository run"},
+	{"ports", "each job holds ten ports of the pool 20000–29999, checked free when handed out; at isolated (the host's network) its sandbox may bind TCP " +
+		"only on them (a Landlock rule on binds); at untrusted it has no network to bind in",
+		"the next job that asks for a range"},
+	{"limits", "every command of a job at isolated and untrusted joins the job's cgroup (processes, memory) and rlimits (no file past the disk cap) " +
+		"before it runs; hub measures its folders' disk; at any level no file over max_file_mb is committed",
+		"the machine, the daemon and every other job; the user's repository"},
 }
 
 // fenceCase is one attack on a channel.
@@ -80,6 +86,28 @@ var fenceCases = []fenceCase{
 	{channel: "config", name: "config-and-hooks-written",
 		pins: "4: a setup and a worker that run git config and write a hook (as an install's script would) changed the user's repository for good",
 		run:  (*fenceWorld).configWritten},
+	{channel: "limits", name: "fork-bomb", levels: sandboxed,
+		pins: "5: 1,500 processes were allowed at untrusted; the machine's load reached 26",
+		run: func(f *fenceWorld, t *testing.T, level protocol.Isolation) string {
+			return f.hog(t, level, protocol.Limits{Processes: 64}, `bomb() { bomb | bomb; }; bomb`, "process limit")
+		}},
+	{channel: "limits", name: "memory-hog", levels: sandboxed,
+		pins: "5: 3 GB of memory was allowed at untrusted",
+		run: func(f *fenceWorld, t *testing.T, level protocol.Isolation) string {
+			return f.hog(t, level, protocol.Limits{MemoryMB: 64}, `python3 -c "b = b'x' * (768 << 20); import time; time.sleep(60)"`, "memory limit")
+		}},
+	{channel: "limits", name: "disk-filler", levels: sandboxed,
+		pins: "5: a 1.5 GB file was allowed at untrusted",
+		run: func(f *fenceWorld, t *testing.T, level protocol.Isolation) string {
+			return f.hog(t, level, protocol.Limits{DiskMB: 40},
+				`i=0; while [ $i -lt 60 ]; do head -c 8388608 /dev/zero > fill$i.bin || break; i=$((i+1)); sleep 0.25; done; sleep 30`, "disk limit")
+		}},
+	{channel: "limits", name: "file-over-max-file-mb",
+		pins: "5: the 1.5 GB file a worker wrote was committed into the user's repository",
+		run:  (*fenceWorld).oversize},
+	{channel: "ports", name: "port-pool-hog", levels: []protocol.Isolation{protocol.IsolationIsolated},
+		pins: "6: a job at isolated that bound 20000–29999 left every later job without HUB_PORT",
+		run:  (*fenceWorld).portHog},
 	{channel: "installs", name: "verify-installs-worker-manifest", levels: []protocol.Isolation{protocol.IsolationIsolated, protocol.IsolationUntrusted},
 		pins: "3: a preinstall the worker committed reached 127.0.0.1 in verify's install and in hub land's, at untrusted",
 		run:  (*fenceWorld).verifyInstall},
@@ -602,4 +630,128 @@ func (f *fenceWorld) configWritten(t *testing.T, level protocol.Isolation) strin
 		return "held: " + firstAlert(alerts)
 	}
 	return "held (a git dir of its own)"
+}
+
+// hog runs a job at level with limits l whose worker does what hog says
+// (after writing work.txt), and beside it an ordinary job: the hog ends
+// failed, category limit, naming want; the other succeeds; the daemon
+// answers throughout.
+func (f *fenceWorld) hog(t *testing.T, level protocol.Isolation, l protocol.Limits, hog, want string) string {
+	f.newRepo(t, map[string]string{"README.md": "# sample\n"})
+	began := time.Now()
+	id := f.w.start(f.ctx, protocol.StartParams{Task: "hog", Isolation: level, Exec: "echo w > work.txt; " + hog, Limits: &l, TimeoutS: 300})
+	other := f.w.start(f.ctx, protocol.StartParams{Task: "beside it", Isolation: level, Exec: "echo o > other.txt"})
+	f.jobs = append(f.jobs, work{id: id, files: map[string]string{"work.txt": "w\n"}, repo: f.w.repo},
+		work{id: other, files: map[string]string{"other.txt": "o\n"}, repo: f.w.repo})
+	var slowest time.Duration
+	for {
+		t0 := time.Now()
+		st := f.w.status(f.ctx, id)
+		slowest = max(slowest, time.Since(t0))
+		if st.State.Terminal() {
+			break
+		}
+		select {
+		case <-f.ctx.Done():
+			t.Fatalf("the hog did not end: %+v", st)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	sts := f.w.waitEnd(f.ctx, id, other)
+	st, ost := sts[0], sts[1]
+	if sts[0].ID != id {
+		st, ost = sts[1], sts[0]
+	}
+	took := time.Since(began)
+	res := hubtest.Call[protocol.ResultResult](t, f.ctx, f.w.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Evidence: true})
+	if st.State != protocol.StateFailed || res.Evidence == nil || res.Evidence.Category != protocol.CategoryLimit || !strings.Contains(st.Error, want) {
+		cat := ""
+		if res.Evidence != nil {
+			cat = res.Evidence.Category
+		}
+		t.Errorf("the hog ended %s (category %q): %s; want failed, category limit, naming the %s", st.State, cat, st.Error, want)
+	}
+	if ost.State != protocol.StateSucceeded {
+		t.Errorf("the job beside the hog ended %s: %s", ost.State, ost.Error)
+	}
+	if slowest > 5*time.Second {
+		t.Errorf("the daemon took %s to answer a status while the hog ran", slowest)
+	}
+	return fmt.Sprintf("failed in %s: %s", took.Round(100*time.Millisecond), firstAlert(st.Error))
+}
+
+// oversize: a worker writes a file over the job's max_file_mb: it is not
+// committed, stays in the worktree, and the job fails naming it.
+func (f *fenceWorld) oversize(t *testing.T, level protocol.Isolation) string {
+	repo := f.newRepo(t, map[string]string{"README.md": "# sample\n"})
+	id, st := f.runJob(t, protocol.StartParams{Task: "a big file", Isolation: level, Limits: &protocol.Limits{FileMB: 1},
+		Exec: `echo w > work.txt; head -c 3145728 /dev/urandom > big.bin`}, map[string]string{"work.txt": "w\n"})
+	if st.State != protocol.StateFailed || !strings.Contains(st.Error, "big.bin (3.0 MiB)") || !strings.Contains(st.Error, "max_file_mb") {
+		t.Errorf("the job ended %s: %s; want failed naming big.bin and max_file_mb", st.State, st.Error)
+	}
+	if _, err := f.w.gitErr(repo, "cat-file", "-e", "hub/"+id+":big.bin"); err == nil {
+		t.Errorf("big.bin is on hub/%s", id)
+	}
+	wt := f.w.paths.Worktree(id)
+	if fi, err := os.Stat(filepath.Join(wt, "big.bin")); err != nil || fi.Size() != 3<<20 {
+		t.Errorf("big.bin is not kept in the worktree: %v", err)
+	}
+	return string(st.State) + ": " + firstAlert(st.Error)
+}
+
+// portHog: a job at isolated tries to bind every port of the pool and
+// holds what it got while the next job starts: it got its own ten at most,
+// and the next job has a range of its own.
+func (f *fenceWorld) portHog(t *testing.T, level protocol.Isolation) string {
+	f.newRepo(t, map[string]string{"README.md": "# sample\n"})
+	hog := `python3 - <<'EOF'
+import os, socket, time
+held = []
+for p in range(20000, 30000):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p)); s.listen(1); held.append(s)
+    except OSError:
+        s.close()
+open("bound.txt", "w").write("%d %s\n" % (len(held), os.environ.get("HUB_PORTS", "")))
+open("ready", "w").close()
+end = time.time() + 60
+while not os.path.exists("release") and time.time() < end:
+    time.sleep(0.05)
+EOF
+echo w > work.txt`
+	id := f.w.start(f.ctx, protocol.StartParams{Task: "take the ports", Isolation: level, Exec: hog})
+	f.jobs = append(f.jobs, work{id: id, files: map[string]string{"work.txt": "w\n"}, repo: f.w.repo})
+	wt := f.w.paths.Worktree(id)
+	for {
+		if _, err := os.Stat(filepath.Join(wt, "ready")); err == nil {
+			break
+		}
+		if st := f.w.status(f.ctx, id); st.State.Terminal() {
+			t.Fatalf("the port hog ended before it held its ports: %s %s", st.State, st.Error)
+		}
+		select {
+		case <-f.ctx.Done():
+			t.Fatal("the port hog never got ready")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(wt, "bound.txt"))
+	var bound int
+	var own string
+	fmt.Sscanf(string(b), "%d %s", &bound, &own)
+	next, st := f.runJob(t, protocol.StartParams{Task: "next", Isolation: level, Exec: `echo "$HUB_PORT" > port.txt; echo w > work.txt`},
+		map[string]string{"work.txt": "w\n"})
+	if err := os.WriteFile(filepath.Join(wt, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.w.waitEnd(f.ctx, id)
+	port := strings.TrimSpace(f.w.git(f.w.repo, "show", "hub/"+next+":port.txt"))
+	if st.State != protocol.StateSucceeded || port == "" {
+		t.Errorf("the next job ended %s with HUB_PORT %q: %s", st.State, port, st.Error)
+	}
+	if bound > 10 {
+		t.Errorf("the hog bound %d ports of the pool (its own: %s)", bound, own)
+	}
+	return fmt.Sprintf("held: the hog bound %d (its range %s), the next job got HUB_PORT %s", bound, own, port)
 }

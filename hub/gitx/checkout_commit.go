@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hub-agents/hub/internal/atomicfile"
@@ -35,6 +36,10 @@ type CommitOptions struct {
 	// linked checkout's worker could move them): commits reachable from
 	// them are not the worker's.
 	Before map[string]string
+	// MaxFileBytes: a file of the work tree larger than this is not
+	// committed (0: no bound); Commit then fails with an *OversizeError
+	// naming it, after committing the rest, and leaves it where it is.
+	MaxFileBytes int64
 }
 
 // CommitResult is what Commit did.
@@ -152,7 +157,17 @@ func (c *Checkout) Commit(ctx context.Context, o CommitOptions) (CommitResult, e
 	if r := c.keepSparse(ctx, opts); r != nil {
 		res.Repairs = append(res.Repairs, *r)
 	}
-	gitlinks, nested, unstaged, err := c.stage(ctx, opts)
+	var big []OversizeFile
+	if o.MaxFileBytes > 0 {
+		if big, err = c.oversize(ctx, opts, o.MaxFileBytes); err != nil {
+			return res, err
+		}
+	}
+	var skip []string
+	for _, b := range big {
+		skip = append(skip, b.Path)
+	}
+	gitlinks, nested, unstaged, err := c.stage(ctx, opts, skip)
 	if err != nil {
 		return res, err
 	}
@@ -201,7 +216,118 @@ func (c *Checkout) Commit(ctx context.Context, o CommitOptions) (CommitResult, e
 	if len(stranded) > 0 {
 		unstaged = errors.Join(unstaged, &StrandedError{Paths: stranded})
 	}
+	if o.MaxFileBytes > 0 && o.Base != "" && tip != o.Base {
+		// The worker's own commits: a blob over the bound there is on the
+		// branch already; the job must say so.
+		inCommits, err := c.oversizeCommitted(ctx, o.Base, tip, o.MaxFileBytes)
+		if err == nil {
+			big = append(big, inCommits...)
+		}
+	}
+	if len(big) > 0 {
+		unstaged = errors.Join(unstaged, &OversizeError{Files: big, Max: o.MaxFileBytes})
+	}
 	return res, unstaged
+}
+
+// OversizeFile is a file larger than a job may commit.
+type OversizeFile struct {
+	Path string
+	Size int64
+	// Committed: it is in a commit the worker made itself (on the branch);
+	// else it was left out of hub's commit and stays in the worktree.
+	Committed bool
+}
+
+// OversizeError names files larger than the bound a job commits.
+type OversizeError struct {
+	Files []OversizeFile
+	Max   int64
+}
+
+func (e *OversizeError) Error() string {
+	var left, in []string
+	for _, f := range e.Files {
+		s := fmt.Sprintf("%s (%s)", f.Path, mib(f.Size))
+		if f.Committed {
+			in = append(in, s)
+		} else {
+			left = append(left, s)
+		}
+	}
+	var parts []string
+	if len(left) > 0 {
+		parts = append(parts, fmt.Sprintf("%s over the %s a job may commit (max_file_mb): not committed, left in the worktree", strings.Join(left, ", "), mib(e.Max)))
+	}
+	if len(in) > 0 {
+		parts = append(parts, fmt.Sprintf("the worker's own commits hold %s, over the %s a job may commit (max_file_mb): review them before landing", strings.Join(in, ", "), mib(e.Max)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func mib(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// oversize lists the files git add would stage (untracked and not
+// ignored, or tracked and changed) that are larger than max, at most 20.
+func (c *Checkout) oversize(ctx context.Context, o runOpts, max int64) ([]OversizeFile, error) {
+	out, err := runGit(ctx, c.Dir, o, "ls-files", "-z", "--others", "--modified", "--exclude-standard")
+	if err != nil {
+		return nil, err
+	}
+	var big []OversizeFile
+	seen := map[string]bool{}
+	for _, p := range splitNUL(out) {
+		rel := string(p)
+		if seen[rel] || len(big) >= 20 {
+			continue
+		}
+		seen[rel] = true
+		fi, err := os.Lstat(filepath.Join(c.Dir, filepath.FromSlash(rel)))
+		if err == nil && fi.Mode().IsRegular() && fi.Size() > max {
+			big = append(big, OversizeFile{Path: rel, Size: fi.Size()})
+		}
+	}
+	return big, nil
+}
+
+// oversizeCommitted lists the blobs of tip's tree, added or changed since
+// base, larger than max, at most 20.
+func (c *Checkout) oversizeCommitted(ctx context.Context, base, tip string, max int64) ([]OversizeFile, error) {
+	o := runOpts{env: []string{"GIT_DIR=" + c.Repo.CommonDir}}
+	out, err := runGit(ctx, c.Repo.Top, o, "diff-tree", "-r", "-z", "--no-renames", "--diff-filter=AM", base, tip)
+	if err != nil {
+		return nil, err
+	}
+	// -z raw: ":mode mode sha sha status\0path\0" pairs.
+	fields := splitNUL(out)
+	var shas, paths []string
+	for i := 0; i+1 < len(fields); i += 2 {
+		meta := strings.Fields(string(fields[i]))
+		if len(meta) >= 4 && strings.HasPrefix(meta[1], "10") {
+			shas, paths = append(shas, meta[3]), append(paths, string(fields[i+1]))
+		}
+	}
+	if len(shas) == 0 {
+		return nil, nil
+	}
+	bo := o
+	bo.stdin = strings.NewReader(strings.Join(shas, "\n") + "\n")
+	out, err = runGit(ctx, c.Repo.Top, bo, "cat-file", "--batch-check=%(objectsize)")
+	if err != nil {
+		return nil, err
+	}
+	var big []OversizeFile
+	for i, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if n, err := strconv.ParseInt(strings.TrimSpace(l), 10, 64); err == nil && n > max && i < len(paths) && len(big) < 20 {
+			big = append(big, OversizeFile{Path: paths[i], Size: n, Committed: true})
+		}
+	}
+	return big, nil
 }
 
 // StrandedError names files the worker wrote inside submodule folders that

@@ -214,12 +214,15 @@ func (c *Checkout) survey(ctx context.Context, o runOpts) (tree, error) {
 // It returns the index's submodules (for filesInSubmodules), what it did
 // about each nested repository, and an *UncommittableError for folders it
 // could not stage (they stay in the work tree), after staging the rest.
-func (c *Checkout) stage(ctx context.Context, o runOpts) (gitlinks []string, reps []Repair, unstaged error, err error) {
+//
+// The paths in skip (files too big to commit) are left out: git never
+// reads them, so not even a loose object of theirs is written.
+func (c *Checkout) stage(ctx context.Context, o runOpts, skip []string) (gitlinks []string, reps []Repair, unstaged error, err error) {
 	t, err := c.survey(ctx, o)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	if len(t.nested) == 0 && len(t.checked) == 0 {
+	if len(t.nested) == 0 && len(t.checked) == 0 && len(skip) == 0 {
 		_, err := runGit(ctx, c.Dir, o, "add", "-A")
 		return t.gitlinks, nil, nil, err
 	}
@@ -236,7 +239,7 @@ func (c *Checkout) stage(ctx context.Context, o runOpts) (gitlinks []string, rep
 		}
 	}
 	spec := []string{"."}
-	for _, d := range slices.Concat(asFiles, added, t.checked) {
+	for _, d := range slices.Concat(asFiles, added, t.checked, skip) {
 		spec = append(spec, ":(exclude,literal)"+strings.TrimSuffix(d, "/"))
 	}
 	ao := o

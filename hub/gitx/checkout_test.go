@@ -323,3 +323,48 @@ echo a2 > a.txt; rm gone.txt; echo n > new.txt; git add new.txt; git commit -qm 
 		}
 	}
 }
+
+// TestCheckoutOversize: a file of the work tree over MaxFileBytes is never
+// read by git (no object of it is written), is left out of hub's commit
+// and stays in the worktree, and Commit says so; a big file in the
+// worker's own commit is named too.
+func TestCheckoutOversize(t *testing.T) {
+	for _, private := range []bool{false, true} {
+		f := newCheckout(t, private, map[string]string{"tracked.bin": "small\n"})
+		big := strings.Repeat("x", 3<<20)
+		f.worker(t, "echo kept > kept.txt")
+		writeFile(t, filepath.Join(f.c.Dir, "big.bin"), big, 0o644)
+		writeFile(t, filepath.Join(f.c.Dir, "tracked.bin"), big+"y", 0o644)
+		res, err := f.c.Commit(context.Background(), CommitOptions{Message: "hub: left uncommitted\n\nHub-Job: j1\n", Who: hubIdentity,
+			Base: f.base, Scratch: filepath.Join(f.tmp, "hub", "jobs", "j1", "import"), MaxFileBytes: 1 << 20})
+		var oe *OversizeError
+		if !errors.As(err, &oe) || len(oe.Files) != 2 || !strings.Contains(err.Error(), "big.bin (3.0 MiB)") || !strings.Contains(err.Error(), "tracked.bin") {
+			t.Fatalf("private=%v: Commit = %+v, %v; want an OversizeError naming big.bin and tracked.bin", private, res, err)
+		}
+		if _, ok := f.onBranch(t, "kept.txt"); !ok {
+			t.Errorf("private=%v: kept.txt is not on the branch", private)
+		}
+		if _, ok := f.onBranch(t, "big.bin"); ok {
+			t.Errorf("private=%v: big.bin is on the branch", private)
+		}
+		if got, _ := f.onBranch(t, "tracked.bin"); got != "small\n" {
+			t.Errorf("private=%v: tracked.bin on the branch is %d bytes, want the base's", private, len(got))
+		}
+		if !exists(filepath.Join(f.c.Dir, "big.bin")) {
+			t.Errorf("private=%v: big.bin is gone from the worktree", private)
+		}
+		sha := gitT(t, f.repo, "hash-object", filepath.Join(f.c.Dir, "big.bin"))
+		if err := exec.Command("git", "-C", f.repo, "cat-file", "-e", sha).Run(); err == nil {
+			t.Errorf("private=%v: git wrote an object of big.bin into the repository", private)
+		}
+	}
+	// The worker commits a big file itself (worktree level: in place).
+	f := newCheckout(t, false, map[string]string{"a.txt": "a\n"})
+	writeFile(t, filepath.Join(f.c.Dir, "huge.bin"), strings.Repeat("z", 2<<20), 0o644)
+	f.worker(t, "git add huge.bin && git commit -qm huge")
+	_, err := f.c.Commit(context.Background(), CommitOptions{Message: "m\n", Who: hubIdentity, Base: f.base, MaxFileBytes: 1 << 20})
+	var oe *OversizeError
+	if !errors.As(err, &oe) || len(oe.Files) != 1 || !oe.Files[0].Committed || !strings.Contains(err.Error(), "the worker's own commits hold huge.bin") {
+		t.Errorf("a big file in the worker's commit: %v", err)
+	}
+}

@@ -107,7 +107,7 @@ func (s *Scratch) snapshot(ctx context.Context, c *Checkout, base, index, msg st
 			}
 		}
 	}
-	if _, _, _, err := c.stage(ctx, o); err != nil {
+	if _, _, _, err := c.stage(ctx, o, nil); err != nil {
 		return "", "", err
 	}
 	out, err := runGit(ctx, c.Dir, o, "write-tree")

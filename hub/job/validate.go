@@ -291,6 +291,25 @@ func normalize(p protocol.StartParams, s config.Settings) (protocol.StartParams,
 			*t.v = t.def
 		}
 	}
+	// Limits: what the job leaves out comes from the config.
+	l := protocol.Limits{}
+	if p.Limits != nil {
+		l = *p.Limits
+	}
+	for _, f := range []struct {
+		name     string
+		v        *int
+		def, min int
+	}{{"limits.processes", &l.Processes, s.LimitProcesses, 16}, {"limits.memory_mb", &l.MemoryMB, s.LimitMemoryMB, 16},
+		{"limits.disk_mb", &l.DiskMB, s.LimitDiskMB, 1}, {"limits.file_mb", &l.FileMB, s.MaxFileMB, 1}} {
+		switch {
+		case *f.v == 0:
+			*f.v = f.def
+		case *f.v < f.min:
+			return p, 0, bad(f.name, fmt.Sprintf("pass at least %d, or leave it out for hub's config (%d)", f.min, f.def), "%s of %d is too small", f.name, *f.v)
+		}
+	}
+	p.Limits = &l
 	return p, micros.FromUSD(*p.MaxUSD), nil
 }
 

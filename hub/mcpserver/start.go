@@ -25,8 +25,14 @@ var startDocs = map[string]string{
 	"deps":      "auto|off|command",
 }
 
-// startSchema is StartParams's schema with startDocs's descriptions.
-func startSchema() *jsonschema.Schema { return paramsSchema[protocol.StartParams](startDocs) }
+// startSchema is StartParams's schema with startDocs's descriptions, less
+// limits: a job's limits are the user's to set (hub's config), not a
+// supervising model's, and every byte of tools/list is paid for.
+func startSchema() *jsonschema.Schema {
+	sch := paramsSchema[protocol.StartParams](startDocs)
+	delete(sch.Properties, "limits")
+	return sch
+}
 
 // paramsSchema is the input schema of a tool that takes a protocol method's
 // params type P itself, so it takes every field the method does and none is

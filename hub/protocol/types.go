@@ -56,6 +56,7 @@ const (
 	CategoryStopped = "stopped" // stopped by a caller, or hub shut it down
 	CategoryTimeout = "timeout" // the job ran past its timeout
 	CategoryRemote  = "remote"  // a remote queue could not run it, or its worker could not push its branch back
+	CategoryLimit   = "limit"   // it hit one of its limits: processes, memory, disk, or a file too big to commit
 )
 
 // CategoryOf is why a job that ended in state did not succeed: category
@@ -76,7 +77,7 @@ func CategoryOf(state State, category string) string {
 }
 
 // Categories lists every category.
-var Categories = []string{CategoryPrepare, CategorySetup, CategoryWorker, CategoryCommit, CategoryVerify, CategoryRubric, CategoryStopped, CategoryTimeout}
+var Categories = []string{CategoryPrepare, CategorySetup, CategoryWorker, CategoryCommit, CategoryVerify, CategoryRubric, CategoryStopped, CategoryTimeout, CategoryLimit}
 
 // EnvStep is one step of making a job's checkout ready: a dependency tree
 // (from hub's cache, your checkout, or installed), or the setup command.
@@ -210,6 +211,19 @@ type StartParams struct {
 	SetupTimeoutS int `json:"setup_timeout_s,omitempty"`
 	// Queue runs the job on a remote queue's workers (config.json queues) instead of this machine.
 	Queue string `json:"queue,omitempty"`
+	// Limits bound the job (each field left out: hub's config).
+	Limits *Limits `json:"limits,omitempty"`
+}
+
+// Limits bound a job. Processes, memory and disk hold at isolated and
+// untrusted, where hub's sandbox runs every command of the job (a job that
+// hits one ends failed, category limit, naming it); FileMB holds at every
+// level: no file larger is committed onto the job's branch.
+type Limits struct {
+	Processes int `json:"processes,omitempty"` // processes and threads at once (config limit_processes, default 1024)
+	MemoryMB  int `json:"memory_mb,omitempty"` // memory of all its processes together (config limit_memory_mb, default 8192)
+	DiskMB    int `json:"disk_mb,omitempty"`   // what its checkout, caches and scratch folders hold on disk (config limit_disk_mb, default 20480)
+	FileMB    int `json:"file_mb,omitempty"`   // the largest file hub commits (config max_file_mb, default 100)
 }
 
 // StartResult is what start returns at once, before the job is prepared.
@@ -724,6 +738,11 @@ type EnginesResult struct {
 	Running       int     `json:"running"`         // jobs holding a slot
 	MaxRunning    int     `json:"max_running"`     // slots in all
 	Queued        int     `json:"queued"`          // jobs waiting for a slot
+	// Limits say what bounds a job at isolated and untrusted on this
+	// machine: each limit's default and how it is enforced (or why it is
+	// not), and whether an isolated job is held to its own ports; one line
+	// each.
+	Limits []string `json:"limits,omitempty"`
 }
 
 // SubscribeParams subscribes the connection to notifications.

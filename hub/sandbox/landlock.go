@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+
+	"github.com/hub-agents/hub/hub/limit"
 )
 
 // Landlock is the fallback where bubblewrap cannot make namespaces: the
@@ -23,6 +26,15 @@ import (
 // ABI 4 and later). It has no namespaces: the worker sees the machine's
 // process list, though not what /proc holds about them, and Landlock
 // before ABI 6 does not fence unix sockets by path.
+//
+// The same helper fences an isolated job's TCP binds to its own ports (a
+// Landlock domain that handles BIND_TCP only, with rules for the range and
+// port 0), under Landlock and, before it execs bubblewrap, under
+// bubblewrap too: a domain that handles no file system access leaves
+// bubblewrap's mounts alone (tested). Landlock holds classic TCP only, so
+// wherever it restricts TCP a seccomp filter also refuses Multipath TCP
+// sockets (seccomp_linux.go). And the helper joins the job's limits
+// (hub/limit) before anything else, under either mechanism.
 
 // MinNetABI is the first Landlock ABI that can forbid TCP connections.
 const MinNetABI = 4
@@ -44,7 +56,26 @@ func probeLandlock() Availability {
 	if !a.Network {
 		a.NoNetworkReason = fmt.Sprintf("Landlock ABI %d cannot forbid network connections (ABI %d can)", abi, MinNetABI)
 	}
+	a.PortFence, a.NoPortFenceReason = portFence(false)
 	return a
+}
+
+// portFence says whether an isolated job can be held to its own TCP ports
+// here, and why not. setuidBwrap: bubblewrap is installed setuid, which the
+// fence's no_new_privs would disarm.
+func portFence(setuidBwrap bool) (bool, string) {
+	const unfenced = "ports are not fenced at isolated, so a job there may listen on any port of the host, other jobs' ranges included: "
+	switch abi := landlockABI(); {
+	case abi < 1:
+		return false, unfenced + "the fence is Landlock's, and this kernel has no Landlock"
+	case abi < MinNetABI:
+		return false, unfenced + fmt.Sprintf("this kernel's Landlock (ABI %d) cannot restrict TCP binds (ABI %d, Linux 6.7, can)", abi, MinNetABI)
+	case !mptcpFilterable():
+		return false, unfenced + "Landlock does not hold Multipath TCP, and hub has no seccomp filter against it on " + runtime.GOARCH
+	case setuidBwrap:
+		return false, unfenced + "bubblewrap is installed setuid, and the fence (Landlock sets no_new_privs) would stop its setuid from working"
+	}
+	return true, ""
 }
 
 // plan is what `hub sandbox-exec` enforces; it travels as JSON in one argument.
@@ -56,6 +87,16 @@ type plan struct {
 	NoNet   bool     `json:"no_net"`
 	Dir     string   `json:"dir"`
 	Env     []string `json:"env"` // set on top of the inherited environment
+	// Wrap: the command is bubblewrap, which does the file system (and,
+	// for untrusted, the network): no Landlock file system rules, no
+	// chdir, no environment; only Limits and Ports. False (a plan of an
+	// older hub too): the full Landlock sandbox above.
+	Wrap bool `json:"wrap,omitempty"`
+	// Limits are joined first, before anything runs (hub/limit).
+	Limits limit.Plan `json:"limits,omitzero"`
+	// Ports, when not zero, is the only TCP range the command may bind
+	// (and port 0); connecting stays free.
+	Ports PortRange `json:"ports,omitzero"`
 }
 
 // landlockCommand is Command for Landlock: the helper, the plan, then argv.
@@ -68,7 +109,10 @@ func (s Spec) landlockCommand(argv []string) ([]string, error) {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	p := plan{NoNet: !s.Network, Dir: s.Worktree, Env: []string{"HOME=" + s.Home, "TMPDIR=" + tmp},
-		RWFiles: []string{"/dev/null", "/dev/zero", "/dev/full"}, ROFiles: []string{"/dev/urandom", "/dev/random"}}
+		RWFiles: []string{"/dev/null", "/dev/zero", "/dev/full"}, ROFiles: []string{"/dev/urandom", "/dev/random"}, Limits: s.Limits}
+	if s.fencePorts(Probe()) {
+		p.Ports = s.Ports
+	}
 	add := func(path string, rw bool) {
 		fi, err := os.Stat(path)
 		switch {
@@ -110,7 +154,10 @@ func (s Spec) landlockCommand(argv []string) ([]string, error) {
 
 // Exec enforces a plan made by Command on the calling process and then
 // replaces it with argv. `hub sandbox-exec` calls it; it returns only on
-// failure, and never runs argv unrestricted.
+// failure, and never runs argv with less than the plan says. In order: it
+// joins the job's limits (before a Landlock file system domain would
+// forbid writing to the cgroups), restricts itself, and sets the rlimits
+// last (a low RLIMIT_DATA would starve its own Go heap).
 func Exec(planJSON string, argv []string) error {
 	var p plan
 	if err := json.Unmarshal([]byte(planJSON), &p); err != nil {
@@ -119,12 +166,81 @@ func Exec(planJSON string, argv []string) error {
 	if len(argv) == 0 {
 		return errors.New("sandbox-exec: no command")
 	}
+	if err := p.Ports.validate(); err != nil {
+		return fmt.Errorf("sandbox-exec: %w", err)
+	}
+	if err := p.Limits.Join(); err != nil {
+		return fmt.Errorf("sandbox-exec: %w", err)
+	}
+	var err error
+	if p.Wrap {
+		err = p.fencePorts()
+	} else {
+		err = p.restrict()
+	}
+	if err != nil {
+		return fmt.Errorf("sandbox-exec: %w", err)
+	}
+	if !p.Wrap && p.Dir != "" {
+		if err := os.Chdir(p.Dir); err != nil {
+			return fmt.Errorf("sandbox-exec: %w", err)
+		}
+	}
+	env := os.Environ()
+	if !p.Wrap {
+		env = append(env, p.Env...)
+	}
+	path, err := lookPath(argv[0], env)
+	if err != nil {
+		return fmt.Errorf("sandbox-exec: %w", err)
+	}
+	if err := p.Limits.SetRlimits(); err != nil {
+		return fmt.Errorf("sandbox-exec: %w", err)
+	}
+	return syscall.Exec(path, argv, env)
+}
+
+// portRules are the binds a fenced command may make: its range, and port
+// 0 (bind(0) asks the kernel for an ephemeral port, which Landlock checks
+// as port 0; without the rule it is refused).
+func (p plan) portRules() []landlock.Rule {
+	rules := []landlock.Rule{landlock.BindTCP(0)}
+	for port := p.Ports.First; port <= p.Ports.Last; port++ {
+		rules = append(rules, landlock.BindTCP(uint16(port)))
+	}
+	return rules
+}
+
+// fencePorts is the fence before bubblewrap: a Landlock domain that
+// handles TCP binds only (no file system access, so bubblewrap can still
+// mount; no connect, so the network stays the host's), and the Multipath
+// TCP filter.
+func (p plan) fencePorts() error {
+	if p.Ports.Zero() {
+		return nil
+	}
+	if abi := landlockABI(); abi < MinNetABI {
+		return fmt.Errorf("Landlock ABI %d cannot fence TCP ports; refusing to run unfenced", abi)
+	}
+	cfg := landlock.Config{HandledAccessNet: llsys.AccessNetBindTCP}
+	if err := cfg.Restrict(p.portRules()...); err != nil {
+		return fmt.Errorf("fence ports: %w", err)
+	}
+	if err := denyMPTCP(); err != nil {
+		return fmt.Errorf("fence ports: %w", err)
+	}
+	return nil
+}
+
+// restrict is the Landlock sandbox: the file system, and TCP for untrusted
+// (all of it) or for a fenced isolated job (binds outside its ports).
+func (p plan) restrict() error {
 	abi := landlockABI()
 	if abi < 1 {
-		return errors.New("sandbox-exec: Landlock is not available; refusing to run unrestricted")
+		return errors.New("Landlock is not available; refusing to run unrestricted")
 	}
-	if p.NoNet && abi < MinNetABI {
-		return fmt.Errorf("sandbox-exec: Landlock ABI %d cannot forbid network connections; refusing to run", abi)
+	if (p.NoNet || !p.Ports.Zero()) && abi < MinNetABI {
+		return fmt.Errorf("Landlock ABI %d cannot restrict TCP; refusing to run", abi)
 	}
 	// Refer: git renames files across folders (objects, locks).
 	rules := []landlock.Rule{
@@ -139,24 +255,26 @@ func Exec(planJSON string, argv []string) error {
 	// (the shim, the daemon, other jobs) and abstract unix sockets made
 	// outside it.
 	cfg := landlock.V7.BestEffort()
-	if !p.NoNet {
+	switch {
+	case p.NoNet: // no network rules: every TCP bind and connect is refused
+	case !p.Ports.Zero():
+		cfg.HandledAccessNet = llsys.AccessNetBindTCP // binds outside the range are refused
+		rules = append(rules, p.portRules()...)
+	default:
 		cfg.HandledAccessNet = 0 // isolated keeps the network
-	} // else no network rules: every TCP bind and connect is refused
-	if err := cfg.Restrict(rules...); err != nil {
-		return fmt.Errorf("sandbox-exec: restrict: %w", err)
 	}
-	if p.Dir != "" {
-		if err := os.Chdir(p.Dir); err != nil {
-			return fmt.Errorf("sandbox-exec: %w", err)
+	if err := cfg.Restrict(rules...); err != nil {
+		return fmt.Errorf("restrict: %w", err)
+	}
+	if p.NoNet || !p.Ports.Zero() {
+		// Landlock does not hold Multipath TCP. Where hub has no filter for
+		// the architecture, untrusted runs as before (Availability says the
+		// ports are not fenced, so no range is asked for there).
+		if err := denyMPTCP(); err != nil && !(p.NoNet && errors.Is(err, errNoFilter)) {
+			return fmt.Errorf("restrict: %w", err)
 		}
 	}
-	env := os.Environ()
-	env = append(env, p.Env...)
-	path, err := lookPath(argv[0], env)
-	if err != nil {
-		return fmt.Errorf("sandbox-exec: %w", err)
-	}
-	return syscall.Exec(path, argv, env)
+	return nil
 }
 
 // lookPath finds argv0 on the PATH of env (the worker's, not hub's).

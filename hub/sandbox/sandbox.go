@@ -8,10 +8,19 @@
 // Where bubblewrap cannot make namespaces it falls back to Landlock (see
 // landlock.go). It never downgrades further: when neither works here, Probe
 // says why and the level is refused.
+//
+// Two more fences ride on hub's helper (`hub sandbox-exec`, which runs
+// first and execs the command — or bubblewrap — in its own place): the
+// job's limits (Spec.Limits, from hub/limit: the helper joins the job's
+// cgroups and sets its rlimits before anything of the command runs) and,
+// at isolated, the job's TCP ports (Spec.Ports: a Landlock domain that
+// handles binds only, so the job cannot take the other jobs' ports on the
+// host's network it shares).
 package sandbox
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -23,6 +32,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hub-agents/hub/hub/limit"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -43,6 +53,11 @@ type Availability struct {
 	// NoNetworkReason says why not.
 	Network         bool
 	NoNetworkReason string
+	// PortFence says it can hold an isolated job to its own TCP ports
+	// (Spec.Ports); NoPortFenceReason says why not. The job then runs
+	// unfenced: never refused for it.
+	PortFence         bool
+	NoPortFenceReason string
 }
 
 var (
@@ -101,7 +116,13 @@ func probeBwrap() Availability {
 		return Availability{Reason: fmt.Sprintf("bubblewrap cannot make namespaces here (%s): enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or AppArmor's userns restriction off)",
 			strings.TrimSpace(firstLine(string(out), err.Error())))}
 	}
-	return Availability{OK: true, Mechanism: MechBwrap, Version: strings.TrimSpace(string(ver)), Network: true}
+	a := Availability{OK: true, Mechanism: MechBwrap, Version: strings.TrimSpace(string(ver)), Network: true}
+	setuid := false
+	if fi, err := os.Stat(bin); err == nil {
+		setuid = fi.Mode()&os.ModeSetuid != 0
+	}
+	a.PortFence, a.NoPortFenceReason = portFence(setuid)
+	return a
 }
 
 func firstLine(s, fallback string) string {
@@ -139,6 +160,36 @@ type Spec struct {
 	// hub's record of the checkout, never from the worktree's .git.
 	GitDir  string
 	Objects []string
+	// Limits is the job's budget (hub/limit's Group.Plan): the command
+	// joins the job's cgroups and takes its rlimits before any of it runs,
+	// so every process it starts is inside. It needs Helper. Zero: none.
+	Limits limit.Plan
+	// Ports is the job's TCP port range (HUB_PORTS). At isolated (Network),
+	// where the sandbox shares the host's network, it may then bind TCP
+	// only on these ports and on port 0 (an ephemeral port the kernel
+	// picks, outside hub's pool), when Probe's PortFence says this machine
+	// can; connecting stays free. untrusted needs no fence: it has no
+	// network to bind in. It needs Helper. Zero: not fenced.
+	Ports PortRange
+}
+
+// PortRange is First to Last, both included.
+type PortRange struct{ First, Last int }
+
+// Zero reports whether r is no range.
+func (r PortRange) Zero() bool { return r == PortRange{} }
+
+func (r PortRange) validate() error {
+	if r.Zero() || (1 <= r.First && r.First <= r.Last && r.Last <= 65535) {
+		return nil
+	}
+	return fmt.Errorf("sandbox: bad port range %d-%d", r.First, r.Last)
+}
+
+// fencePorts reports whether s's command is held to its ports: at
+// isolated, with a range, where the machine can.
+func (s Spec) fencePorts(a Availability) bool {
+	return s.Network && !s.Ports.Zero() && a.PortFence
 }
 
 // systemDirs are bound read-only when they are real folders; merged-/usr
@@ -168,6 +219,9 @@ func (s Spec) Command(argv []string) ([]string, error) {
 	}
 	if s.Worktree == "" || s.Home == "" {
 		return nil, errors.New("sandbox: worktree and home are required")
+	}
+	if err := s.Ports.validate(); err != nil {
+		return nil, err
 	}
 	if a.Mechanism == MechLandlock {
 		return s.landlockCommand(argv)
@@ -208,5 +262,28 @@ func (s Spec) Command(argv []string) ([]string, error) {
 		args = append(args, "--bind", p, p)
 	}
 	args = append(args, "--chdir", s.Worktree, "--setenv", "HOME", s.Home, "--setenv", "TMPDIR", "/tmp", "--")
-	return append(args, argv...), nil
+	args = append(args, argv...)
+	fence := s.fencePorts(a)
+	if s.Limits.Empty() && !fence {
+		return args, nil
+	}
+	// The helper joins the limits and fences the ports, then execs
+	// bubblewrap, which does the file system and the namespaces.
+	if s.Helper == "" {
+		return nil, errors.New("sandbox: limits and the port fence need hub's binary to re-execute (Spec.Helper)")
+	}
+	bin, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	args[0] = bin
+	p := plan{Wrap: true, Limits: s.Limits}
+	if fence {
+		p.Ports = s.Ports
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, err
+	}
+	return append([]string{s.Helper, "sandbox-exec", string(b), "--"}, args...), nil
 }

@@ -56,8 +56,13 @@ func Check(ctx context.Context, o Options, st *store.Store, id, commit, command 
 			}
 		}()
 	}
+	// The job's limits hold for its landing's check too.
+	s.startLimits(ctx, j.ID+"_land")
 	var end ending
 	v := s.check(ctx, commit, command, timeout, &end)
+	s.checkLimits(ctx)
+	s.stopLimits()
+	s.limitEnding(&end)
 	s.waitKeeps()
 	switch {
 	case end.err != "":

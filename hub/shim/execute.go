@@ -49,6 +49,8 @@ func (s *shim) execute(ctx context.Context) {
 	if !j.PreparingAt.IsZero() && j.PreparingAt.Before(began) {
 		s.phaseTo(ctx, protocol.PhaseLaunch, j.PreparingAt, began, "", false)
 	}
+	// The job's limits (at the sandboxed levels) hold from its first command.
+	s.startLimits(ctx, j.ID)
 	// A job that never ran still ends with its evidence, like any other.
 	if err := s.prepare(ctx); err != nil {
 		s.finishFrom = s.phase(ctx, protocol.PhasePrepare, began, s.red.String(err.Error()), true)
@@ -77,7 +79,14 @@ func (s *shim) execute(ctx context.Context) {
 	ran := s.phase(ctx, protocol.PhaseRun, prepared, runLine(end), end.state != protocol.StateSucceeded)
 
 	head, salvaged, commitErr := s.commit(ctx, end)
-	if commitErr != nil {
+	switch oversize := onlyOversize(commitErr); {
+	case oversize != nil:
+		// Everything else is committed: the job fails for the files it
+		// may not commit, and verify still runs on what is on the branch.
+		end.state, end.err, end.category = protocol.StateFailed, s.red.String(oversize.Error()), protocol.CategoryLimit
+		end.ranClean = false
+		commitErr = nil
+	case commitErr != nil:
 		end.state, end.err = protocol.StateFailed, job.CommitFailed+" (they stay in the worktree "+j.Worktree+"): "+commitErr.Error()
 		end.category = protocol.CategoryCommit
 	}
@@ -94,6 +103,23 @@ func (s *shim) execute(ctx context.Context) {
 		s.finishFrom = s.phase(ctx, protocol.PhaseVerify, committed, line, failed)
 	}
 	s.finish(ctx, end, head, salvaged, verify)
+}
+
+// onlyOversize is err's *gitx.OversizeError when that is all err says
+// (Commit joins what it could not commit), nil otherwise.
+func onlyOversize(err error) *gitx.OversizeError {
+	var oe *gitx.OversizeError
+	if !errors.As(err, &oe) {
+		return nil
+	}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			if !errors.As(e, new(*gitx.OversizeError)) {
+				return nil
+			}
+		}
+	}
+	return oe
 }
 
 // prepareLine says in short what preparing made.
@@ -485,6 +511,7 @@ func (s *shim) startEngine(ctx context.Context, env []string, out io.Writer) (en
 	s.starts.Add(1)
 	s.engineAt = time.Now()
 	return s.eng.Start(ctx, engine.Spec{JobID: j.ID, Dir: s.dir, Checkout: s.checkout, BaseSHA: j.BaseSHA, Params: s.params, MaxMicros: j.MaxMicros, Cache: s.cacheDir(),
+		Limits: s.limitPlan(), Ports: s.portRange(),
 		Env: env, Output: &activityWriter{w: out, s: s}, Mailbox: mailbox{s}, Scratch: scratch, HubBinary: s.o.HubBinary})
 }
 
@@ -559,6 +586,9 @@ loop:
 	}
 	s.noteLeftovers(ctx, "worker", proc.EndLeftovers(proc.LeftoverOptions{PGID: pgid, LeaderStart: leader, Grace: time.Second,
 		Subreaper: s.subreaper, Marker: "HUB_JOB=" + j.ID, Exclude: s.background()}))
+	s.endWorkerProcesses()
+	s.checkLimits(ctx)
+	s.signalHit(ctx, end.outcome.Signal)
 
 	o := end.outcome
 	// What the provider said of the engine's quota is kept for the router;
@@ -624,7 +654,7 @@ func (s *shim) commit(ctx context.Context, end ending) (head string, salvaged bo
 	if j.Kind != protocol.KindWrite || s.checkout == nil {
 		return j.BaseSHA, false, nil
 	}
-	res, err := commitCheckout(ctx, s.o.Paths, j, s.checkout, !end.ranClean, s.refsBefore)
+	res, err := commitCheckout(ctx, s.o.Paths, j, s.checkout, !end.ranClean, s.refsBefore, int64(s.jobLimits().FileMB)<<20)
 	for _, r := range res.Repairs {
 		gr := protocol.GitRepair{What: r.What, Found: s.red.String(r.Found), Done: s.red.String(r.Done)}
 		s.repairs = append(s.repairs, gr)
@@ -653,7 +683,8 @@ func repairLine(gr protocol.GitRepair) string {
 // commitCheckout commits what is left in job j's checkout c onto its
 // branch. salvage marks the commit as the remains of a run that did not end
 // cleanly. A worktree that is gone leaves the branch as it is.
-func commitCheckout(ctx context.Context, p config.Paths, j *store.Job, c *gitx.Checkout, salvage bool, before map[string]string) (gitx.CommitResult, error) {
+// maxFile bounds the files it commits (0: none; see gitx.CommitOptions).
+func commitCheckout(ctx context.Context, p config.Paths, j *store.Job, c *gitx.Checkout, salvage bool, before map[string]string, maxFile int64) (gitx.CommitResult, error) {
 	if _, err := os.Stat(c.Dir); err != nil {
 		tip, rerr := c.Repo.Resolve("refs/heads/" + j.Branch)
 		if rerr != nil {
@@ -667,7 +698,7 @@ func commitCheckout(ctx context.Context, p config.Paths, j *store.Job, c *gitx.C
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
-	o := gitx.CommitOptions{Message: msg, Who: gitx.HubIdentity, Base: j.BaseSHA, Scratch: p.ImportDir(j.ID), Before: before}
+	o := gitx.CommitOptions{Message: msg, Who: gitx.HubIdentity, Base: j.BaseSHA, Scratch: p.ImportDir(j.ID), Before: before, MaxFileBytes: maxFile}
 	res, err := c.Commit(cctx, o)
 	if err != nil && res.Head == "" {
 		// A git killed while it wrote the index (the worker's, when it
@@ -748,7 +779,7 @@ func (s *shim) check(ctx context.Context, head, command string, timeout time.Dur
 		_ = os.RemoveAll(scratch)
 		if err := os.MkdirAll(scratch, 0o700); err == nil {
 			argv, err = engine.SandboxCommand(engine.Spec{JobID: j.ID, Dir: dir, Checkout: vc, Params: s.params, Scratch: scratch, Cache: s.cacheDir(),
-				HubBinary: s.o.HubBinary, Env: env}, argv, s.o.HubBinary)
+				HubBinary: s.o.HubBinary, Env: env, Limits: s.limitPlan(), Ports: s.portRange()}, argv, s.o.HubBinary)
 		}
 		if err != nil {
 			end.state, end.err = protocol.StateFailed, "could not sandbox verify: "+err.Error()
@@ -769,6 +800,8 @@ func (s *shim) check(ctx context.Context, head, command string, timeout time.Dur
 		return v
 	}
 	s.noteLeftovers(ctx, "verify", res.Leftovers)
+	s.checkLimits(ctx)
+	s.signalHit(ctx, res.Signal)
 	v.DurationMS = res.Duration.Milliseconds()
 	v.ExitCode, v.TimedOut = res.ExitCode, res.TimedOut
 	signal, cancelled := res.Signal, res.Stopped
@@ -828,9 +861,13 @@ func (s *shim) finish(ctx context.Context, end ending, head string, salvaged boo
 		from = time.Now()
 	}
 	// No command of the job runs any more: what it changed of the
-	// repository's shared config and hooks goes back now.
+	// repository's shared config and hooks goes back now, and its limits go
+	// (a job that hit one fails, naming it).
 	s.restoreShared(ctx)
 	s.closeShared()
+	s.checkLimits(ctx)
+	s.stopLimits()
+	s.limitEnding(&end)
 	s.claimedMu.Lock()
 	claimed := protocol.Claimed{Report: s.red.String(end.outcome.Summary), Progress: append([]string(nil), s.claimed...)}
 	s.claimedMu.Unlock()

@@ -44,7 +44,11 @@ func Settle(ctx context.Context, st *store.Store, reg *engine.Registry, paths co
 		repo, err := gitx.Open(j.Repo)
 		if err == nil {
 			var res gitx.CommitResult
-			res, err = commitCheckout(ctx, paths, j, job.Checkout(paths, j, repo), true, nil)
+			maxFile := int64(config.Defaults().MaxFileMB) << 20
+			if p, derr := store.DecodeSpec(j.Spec); derr == nil && p.Limits != nil {
+				maxFile = int64(p.Limits.FileMB) << 20
+			}
+			res, err = commitCheckout(ctx, paths, j, job.Checkout(paths, j, repo), true, nil, maxFile)
 			if res.Head != "" {
 				head, salvaged = res.Head, res.Committed
 			}

@@ -340,8 +340,12 @@ func (s *shim) setupStep(ctx context.Context, w deps.Where, command string, log 
 			p.Isolation = protocol.IsolationIsolated // the network, for the install
 		}
 		var err error
-		argv, err = engine.SandboxCommand(engine.Spec{JobID: j.ID, Dir: w.Dir, Checkout: w.Checkout, Params: p, Scratch: scratch, Cache: cacheDir,
-			HubBinary: s.o.HubBinary, Env: env}, argv, s.o.HubBinary)
+		spec := engine.Spec{JobID: j.ID, Dir: w.Dir, Checkout: w.Checkout, Params: p, Scratch: scratch, Cache: cacheDir,
+			HubBinary: s.o.HubBinary, Env: env}
+		if !w.ForCache { // hub's own install is not the job's: none of its budget
+			spec.Limits, spec.Ports = s.limitPlan(), s.portRange()
+		}
+		argv, err = engine.SandboxCommand(spec, argv, s.o.HubBinary)
 		if err != nil {
 			return deps.Step{ExitCode: -1, Err: fmt.Errorf("sandbox it: %w", err)}
 		}
@@ -365,6 +369,8 @@ func (s *shim) setupStep(ctx context.Context, w deps.Where, command string, log 
 	cancel()
 	if !w.ForCache {
 		s.noteLeftovers(ctx, "setup", res.Leftovers)
+		s.checkLimits(ctx)
+		s.signalHit(ctx, res.Signal)
 	}
 	st := deps.Step{ExitCode: res.ExitCode, Signal: res.Signal, TimedOut: res.TimedOut, Stopped: res.Stopped, Err: res.Err,
 		Output: s.red.String(res.Output), Took: res.Duration}

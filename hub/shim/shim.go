@@ -16,6 +16,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/job"
+	"github.com/hub-agents/hub/hub/limit"
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/redact"
@@ -113,6 +114,12 @@ type shim struct {
 	// linked checkout's only); repoChanges are what it found and put back.
 	shared      *gitx.SharedWatch
 	repoChanges []protocol.RepoChange
+	// limits are the job's (sandboxed levels; nil otherwise); diskStop
+	// stops measuring its disk; limitHit is the first limit it hit.
+	limits   *limit.Group
+	diskStop context.CancelFunc
+	limitMu  sync.Mutex
+	limitHit string
 	// verifyDeps says what verify's checkout got of each dependency tree
 	// (protocol.Verify.Deps), set by setUp.
 	verifyDeps []string

@@ -523,10 +523,24 @@ export interface StartParams {
   setup_timeout_s?: number;
   /** Queue runs the job on a remote queue's workers (config.json queues) instead of this machine. */
   queue?: string;
+  /** Limits bound the job (each field left out: hub's config). */
+  limits?: Limits;
 }
 
 /** Isolation is an isolation level: what hub enforces around a job's worker. */
 export type Isolation = "worktree" | "sandbox" | "isolated" | "untrusted";
+
+/** Limits bound a job. Processes, memory and disk hold at isolated and untrusted, where hub's sandbox runs every command of the job (a job that hits one ends failed, category limit, naming it); FileMB holds at every level: no file larger is committed onto the job's branch. */
+export interface Limits {
+  /** processes and threads at once (config limit_processes, default 1024) */
+  processes?: number;
+  /** memory of all its processes together (config limit_memory_mb, default 8192) */
+  memory_mb?: number;
+  /** what its checkout, caches and scratch folders hold on disk (config limit_disk_mb, default 20480) */
+  disk_mb?: number;
+  /** the largest file hub commits (config max_file_mb, default 100) */
+  file_mb?: number;
+}
 
 /** StartResult is what start returns at once, before the job is prepared. */
 export interface StartResult {
@@ -1292,6 +1306,8 @@ export interface EnginesResult {
   max_running: number;
   /** jobs waiting for a slot */
   queued: number;
+  /** Limits say what bounds a job at isolated and untrusted on this machine: each limit's default and how it is enforced (or why it is not), and whether an isolated job is held to its own ports; one line each. */
+  limits?: string[];
 }
 
 /** EngineInfo is one engine as this machine has it. */
