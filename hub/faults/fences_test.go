@@ -56,6 +56,12 @@ var channels = []channel{
 	{"limits", "every command of a job at isolated and untrusted joins the job's cgroup (processes, memory) and rlimits (no file past the disk cap) " +
 		"before it runs; hub measures its folders' disk; at any level no file over max_file_mb is committed",
 		"the machine, the daemon and every other job; the user's repository"},
+	{"env files", "the user's gitignored env files .worktreeinclude lists (.env, .env.*, *.env, .envrc) are copied into each job's checkout; " +
+		"hub reads each whole and every value in it becomes a secret its redactor removes from everything the job reports",
+		"the job's summary, journal, evidence and logs, which a supervising model and the editor read"},
+	{"http", "anyone on the machine can open connections to `hub mcp --http` on loopback: a header must arrive within 10 s, and an idle keep-alive " +
+		"connection is closed after 60 s (nothing cuts a response, which an MCP stream keeps open while a tool runs)",
+		"the server's connections and file descriptors, which every supervisor on HTTP shares"},
 }
 
 // fenceCase is one attack on a channel.
@@ -108,6 +114,12 @@ var fenceCases = []fenceCase{
 	{channel: "ports", name: "port-pool-hog", levels: []protocol.Isolation{protocol.IsolationIsolated},
 		pins: "6: a job at isolated that bound 20000–29999 left every later job without HUB_PORT",
 		run:  (*fenceWorld).portHog},
+	{channel: "env files", name: "env-values-echoed",
+		pins: "7: a double-quoted value with \\\" inside, a value after the first MiB of the file, and .envrc reached the summary in clear",
+		run:  (*fenceWorld).envEchoed},
+	{channel: "http", name: "idle-connection-after-401", levels: []protocol.Isolation{protocol.IsolationWorktree},
+		pins: "8: hub mcp --http kept idle keep-alive connections open for ever after a 401 (no IdleTimeout); TestHTTPIdle runs it",
+		run:  nil},
 	{channel: "installs", name: "verify-installs-worker-manifest", levels: []protocol.Isolation{protocol.IsolationIsolated, protocol.IsolationUntrusted},
 		pins: "3: a preinstall the worker committed reached 127.0.0.1 in verify's install and in hub land's, at untrusted",
 		run:  (*fenceWorld).verifyInstall},
@@ -144,7 +156,7 @@ func TestFences(t *testing.T) {
 			for range repeat(t) {
 				for _, tc := range fenceCases {
 					for _, col := range gitColumns {
-						if col.mech != mech || (tc.levels != nil && !slices.Contains(tc.levels, col.level)) {
+						if tc.run == nil || col.mech != mech || (tc.levels != nil && !slices.Contains(tc.levels, col.level)) {
 							continue
 						}
 						t.Run(tc.name+"/"+string(col.level), func(t *testing.T) {
@@ -754,4 +766,47 @@ echo w > work.txt`
 		t.Errorf("the hog bound %d ports of the pool (its own: %s)", bound, own)
 	}
 	return fmt.Sprintf("held: the hog bound %d (its range %s), the next job got HUB_PORT %s", bound, own, port)
+}
+
+// envEchoed: a worker prints every value of the env files .worktreeinclude
+// copied in — a double-quoted value with an escaped quote, one after the
+// first MiB of a big file, one in .envrc — into its output, its progress
+// and its claim; none may be in what hub stores or returns.
+func (f *fenceWorld) envEchoed(t *testing.T, level protocol.Isolation) string {
+	stamp := fmt.Sprint(time.Now().UnixNano())
+	quoted := `q1-` + stamp + `-left\"right-side`
+	far := "far-" + stamp + "-after-the-first-mebibyte"
+	rc := "envrc-" + stamp + "-direnv-secret"
+	pad := strings.Repeat("# padding line of a big env file\n", 40<<10) // over 1 MiB
+	repo := f.newRepo(t, map[string]string{".gitignore": ".env\n.env.big\n.envrc\n", ".worktreeinclude": ".env\n.env.big\n.envrc\n", "README.md": "# sample\n"})
+	for name, body := range map[string]string{".env": `API_KEY="` + quoted + `"` + "\n", ".env.big": pad + "FAR_TOKEN=" + far + "\n",
+		".envrc": "export AWS_SECRET_ACCESS_KEY=" + rc + "\n"} {
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	script := `cat .env .envrc; tail -1 .env.big; hub progress "$(cat .env .envrc; tail -1 .env.big)"; echo w > work.txt; exit 1`
+	id, st := f.runJob(t, protocol.StartParams{Task: "print the env", Isolation: level, Exec: script}, map[string]string{"work.txt": "w\n"})
+	res := hubtest.Call[protocol.ResultResult](t, f.ctx, f.w.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Full: true, Evidence: true})
+	events := hubtest.Call[protocol.EventsResult](t, f.ctx, f.w.c, protocol.MethodJobEvents, protocol.EventsParams{ID: id})
+	values := map[string]string{"the quoted value (as the program reads it)": strings.ReplaceAll(quoted, `\"`, `"`),
+		"its tail after the escaped quote": "right-side", "the value after the first MiB": far, "the .envrc value": rc}
+	var seen []string
+	for what, v := range values {
+		for where, text := range map[string]string{"result": fmt.Sprint(res.Summary, res.Full, res.Evidence), "events": fmt.Sprint(events),
+			"status": st.Error} {
+			if strings.Contains(text, v) {
+				t.Errorf("%s is in the job's %s", what, where)
+			}
+		}
+		if bad := filesHolding(f.w.paths.JobDir(id), v); len(bad) > 0 {
+			t.Errorf("%s is in %v", what, bad)
+		}
+		seen = append(seen, what)
+	}
+	worker, _ := os.ReadFile(f.w.paths.WorkerLog(id))
+	if !strings.Contains(string(worker), "API_KEY=") {
+		t.Errorf("the worker's log does not show it printed the env file (the case would prove nothing):\n%s", worker)
+	}
+	return fmt.Sprintf("held: none of %d values in the result, journal, status or the job's logs", len(seen))
 }
