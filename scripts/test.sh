@@ -25,9 +25,9 @@ need bwrap || apt_install bubblewrap
 # pinned versions, for the tests that run them against the scripted model.
 HUB_TEST_AGENTS="$(./scripts/agents.sh)"
 export HUB_TEST_AGENTS
-# Real open-source projects (two npm packages with their tests, one Go
-# module) and warm npm and Go module caches for them, for the tests that
-# run jobs on real projects.
+# Real open-source projects (two npm packages with their tests, two whose
+# installs set up git hooks, one Go module) and warm npm and Go module
+# caches for them, for the tests that run jobs on real projects.
 HUB_TEST_SUBJECTS="$(./scripts/subjects.sh)"
 export HUB_TEST_SUBJECTS
 # code-server (with the Node 24 it needs) and Chromium for the extension's UI

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -58,40 +59,52 @@ func realProjectSection(ctx context.Context, e *env) (*section, error) {
 	cp := &figure{name: "reference: `cp -a` of the checkout's node_modules", unit: "ms"}
 	installs := &figure{name: "first job from a checkout with nothing installed (hub runs `npm ci`), " + label, unit: "ms"}
 	second := &figure{name: "second job of the same lockfile (a ready copy from hub's cache), " + label, unit: "ms", target: "≤ 0.15× the first"}
+	verifyFirst := &figure{name: "verify's overhead, first job of the lockfile (waits for hub's own install of the base for its cache), " + label, unit: "ms"}
+	verifyNext := &figure{name: "verify's overhead, second job (the base's tree, a ready copy from hub's cache), " + label, unit: "ms"}
 	var ratios, ratios2, ratiosFirst []float64
 	// readyOf runs one job and returns start → running; it waits for the
 	// job's shim to exit, so the cache fill it does in the background is
 	// done before anything else is timed.
-	readyOf := func(repo string) (float64, error) {
-		id, err := e.startJob(ctx, protocol.StartParams{Task: "bench", Repo: repo, Engine: "exec", Exec: "test -d node_modules/tape"})
+	// With a verify command, it also returns verify's overhead: from
+	// verifying to the job's end, less the command's own run (verify's
+	// clean checkout of the head and its dependencies).
+	readyOf := func(repo, verify string) (ready, overhead float64, err error) {
+		id, err := e.startJob(ctx, protocol.StartParams{Task: "bench", Repo: repo, Engine: "exec", Exec: "test -d node_modules/tape", Verify: verify})
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if err := e.waitAll(ctx, []string{id}); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		j, err := e.st.Job(ctx, id)
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		if j.RunningAt.IsZero() {
-			return 0, fmt.Errorf("job %s has no running time", id)
+			return 0, 0, fmt.Errorf("job %s has no running time", id)
+		}
+		if verify != "" {
+			var v protocol.Verify
+			if err := json.Unmarshal(j.Verify, &v); err != nil || v.ExitCode != 0 || j.VerifyingAt.IsZero() {
+				return 0, 0, fmt.Errorf("job %s: verify did not pass: %s %v", id, j.Verify, err)
+			}
+			overhead = ms(j.EndedAt.Sub(j.VerifyingAt)) - float64(v.DurationMS)
 		}
 		if err := waitFree(ctx, e.paths.ShimLock(id)); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
-		return ms(j.RunningAt.Sub(j.CreatedAt)), e.cleanup(ctx, id)
+		return ms(j.RunningAt.Sub(j.CreatedAt)), overhead, e.cleanup(ctx, id)
 	}
 	for i := -1; i < runs; i++ {
-		var a, b, f, c, x, y float64
+		var a, b, f, c, x, y, vx, vy float64
 		hubRun := func() (err error) {
 			if err := os.RemoveAll(e.paths.EnvsDir()); err != nil {
 				return err
 			}
-			if a, err = readyOf(installed); err != nil {
+			if a, _, err = readyOf(installed, ""); err != nil {
 				return err
 			}
-			b, err = readyOf(installed)
+			b, _, err = readyOf(installed, "")
 			return err
 		}
 		floorRun := func() error {
@@ -128,10 +141,11 @@ func realProjectSection(ctx context.Context, e *env) (*section, error) {
 			return nil, err
 		}
 		var err error
-		if x, err = readyOf(bare); err != nil {
+		const check = "test -d node_modules/tape"
+		if x, vx, err = readyOf(bare, check); err != nil {
 			return nil, err
 		}
-		if y, err = readyOf(bare); err != nil {
+		if y, vy, err = readyOf(bare, check); err != nil {
 			return nil, err
 		}
 		if i < 0 {
@@ -143,6 +157,8 @@ func realProjectSection(ctx context.Context, e *env) (*section, error) {
 		cp.samples = append(cp.samples, c)
 		installs.samples = append(installs.samples, x)
 		second.samples = append(second.samples, y)
+		verifyFirst.samples = append(verifyFirst.samples, vx)
+		verifyNext.samples = append(verifyNext.samples, vy)
 		ratios = append(ratios, b/f)
 		ratiosFirst = append(ratiosFirst, a/f)
 		ratios2 = append(ratios2, y/x)
@@ -175,7 +191,7 @@ func realProjectSection(ctx context.Context, e *env) (*section, error) {
 		}
 		return g
 	}
-	return &section{title: "10. Readiness on real projects", figs: []*figure{next, first, floor, cp, installs, second}, notes: notes,
+	return &section{title: "10. Readiness on real projects", figs: []*figure{next, first, floor, cp, installs, second, verifyFirst, verifyNext}, notes: notes,
 		plots: []plot{{file: "readiness-real.svg", alt: "start → worker running with dependencies on a real npm project, against worktree add + npm ci",
 			c: chart{Title: "Start → worker running with dependencies, " + realSubject + " (median, whiskers min–max)", Unit: "ms", Log: true,
 				Groups: []group{groupOf("checkout installed", first, next, floor), groupOf("nothing installed", installs, second)}}}},
@@ -184,12 +200,15 @@ lockfile; its tests need 535 packages (146 MB of node_modules, about 24,000 file
 to `+"`running_at`"+` in the store, its worker a one-line check that `+"`node_modules/tape`"+` is there. **Checkout installed**: a
 user's checkout with its node_modules installed; hub's cache is emptied, then the first job copies node_modules from the
 checkout (its package.json and lockfile are the base's; files copied by several workers at once, never linked) and, in
-the background once its worker runs, keeps the tree in HUB_HOME/envs with two ready copies; the next job takes a ready
-copy whole by a rename. Each job's shim is let finish its background copies before the next figure is timed. The
+the background once its worker runs, keeps a copy of the checkout's tree (never of the job's) in HUB_HOME/envs,
+read-only, with two ready copies; the next job takes a ready copy whole by a rename. Each job's shim is let finish its background copies before the next figure is timed. The
 floor is what a user without hub does for a new worktree: `+"`git worktree add`"+` and `+"`npm ci --prefer-offline`"+` with
 the npm cache warm (the same cache hub's installs use), timed in the same loop, the two alternating which goes first;
 `+"`cp -a`"+` of the checkout's tree is timed beside it. **Nothing installed**: a checkout with no node_modules; the first job
-installs (`+"`npm ci`"+` in its worktree), the second of the same lockfile takes a ready copy. %d runs each after one
+installs (`+"`npm ci`"+` in its worktree; hub installs the base again in a private checkout of its own, in the background,
+for its cache), the second of the same lockfile takes a ready copy. Both run verify (`+"`"+`test -d node_modules/tape`+"`"+`):
+its overhead is the time from verifying to the job's end less the command's own run — a clean checkout of the head and
+its dependencies, the base's, from hub's cache (the first job's verify waits for hub's own install to fill it). %d runs each after one
 warm-up; ext4 here, so copies are copies (on btrfs or XFS copy_file_range shares the blocks).`, realSubject, runs)}, nil
 }
 
