@@ -817,9 +817,7 @@ func (s *shim) check(ctx context.Context, head, command string, timeout time.Dur
 	v.OutputTail = s.red.String(res.Output)
 	code := v.ExitCode
 	s.observed = append(s.observed, protocol.ObservedCommand{Command: v.Command, Role: "verify", ExitCode: &code, DurationMS: v.DurationMS})
-	if !s.landing {
-		s.record(ctx, protocol.EventVerify, fmt.Sprintf("exit %d", v.ExitCode), v)
-	}
+	s.record(ctx, protocol.EventVerify, fmt.Sprintf("exit %d", v.ExitCode), v)
 	if v.ExitCode != 0 || v.TimedOut || signal != "" {
 		end.category = protocol.CategoryVerify
 	}

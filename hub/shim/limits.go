@@ -57,8 +57,11 @@ func (s *shim) startLimits(ctx context.Context, name string) {
 	}
 	s.limits = g
 	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.diskStop = cancel
-	go s.watchLimits(dctx, int64(l.DiskMB)<<20)
+	s.diskStop, s.watchDone = cancel, make(chan struct{})
+	go func() {
+		defer close(s.watchDone)
+		s.watchLimits(dctx, int64(l.DiskMB)<<20)
+	}()
 }
 
 // limitPlan and portRange are what each sandboxed command of the job gets.
@@ -78,13 +81,16 @@ func (s *shim) portRange() sandbox.PortRange {
 	return sandbox.PortRange{First: s.ports.first, Last: s.ports.first + PortCount - 1}
 }
 
-// hitLimit records the first limit the job hit (a later one adds nothing).
-func (s *shim) hitLimit(why string) {
+// hitLimit records the first limit the job hit (a later one adds
+// nothing); it reports whether why was the first.
+func (s *shim) hitLimit(why string) bool {
 	s.limitMu.Lock()
 	defer s.limitMu.Unlock()
-	if s.limitHit == "" {
-		s.limitHit = why
+	if s.limitHit != "" {
+		return false
 	}
+	s.limitHit = why
+	return true
 }
 
 // limitHitText is the limit the job hit, "" for none.
@@ -105,10 +111,9 @@ func (s *shim) checkLimits(ctx context.Context) {
 		return
 	}
 	why := fmt.Sprintf("the job hit %s; its limits are %s (limit_processes, limit_memory_mb)", h.String(), s.limits.Limits().String())
-	if s.limitHitText() == "" {
+	if s.hitLimit(why) {
 		s.record(ctx, protocol.EventNote, why, nil)
 	}
-	s.hitLimit(why)
 }
 
 // signalHit notes a command the kernel ended for writing a file past the
@@ -187,6 +192,7 @@ func (s *shim) endWorkerProcesses() {
 func (s *shim) stopLimits() {
 	if s.diskStop != nil {
 		s.diskStop()
+		<-s.watchDone // nothing of the watch writes to the job after this
 	}
 	if s.limits != nil {
 		if err := s.limits.Kill(); err != nil {
