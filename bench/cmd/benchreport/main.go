@@ -254,7 +254,7 @@ func (e *env) waitAll(ctx context.Context, ids []string) error {
 // list stays short across hundreds of runs.
 func (e *env) cleanup(ctx context.Context, ids ...string) error {
 	for _, id := range ids {
-		if err := e.c.Call(ctx, protocol.MethodJobCleanup, protocol.CleanupParams{ID: id, DeleteBranch: true}, nil); err != nil {
+		if err := e.c.Call(ctx, protocol.MethodJobCleanup, protocol.CleanupParams{ID: id, DeleteBranch: true, Force: true}, nil); err != nil {
 			return fmt.Errorf("cleanup %s: %w", id, err)
 		}
 	}

@@ -69,7 +69,7 @@ func realProjectSection(ctx context.Context, e *env) (*section, error) {
 	// verifying to the job's end, less the command's own run (verify's
 	// clean checkout of the head and its dependencies).
 	readyOf := func(repo, verify string) (ready, overhead float64, err error) {
-		id, err := e.startJob(ctx, protocol.StartParams{Task: "bench", Repo: repo, Engine: "exec", Exec: "test -d node_modules/tape", Verify: verify})
+		id, err := e.startJob(ctx, protocol.StartParams{Task: "bench", Repo: repo, Engine: "exec", Exec: "test -d node_modules/tape && echo ready > bench.txt", Verify: verify})
 		if err != nil {
 			return 0, 0, err
 		}

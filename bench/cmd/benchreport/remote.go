@@ -231,7 +231,7 @@ func (r *remoteBench) batch(ctx context.Context, queue string) (float64, error) 
 	t0 := time.Now()
 	var ids []string
 	for i := 0; i < 40; i++ {
-		id, err := r.e.startJob(ctx, protocol.StartParams{Task: "bench", Repo: r.e.repos[100], Engine: "exec", Exec: "sleep 1", Queue: queue})
+		id, err := r.e.startJob(ctx, protocol.StartParams{Task: "bench", Repo: r.e.repos[100], Engine: "exec", Exec: "sleep 1; echo done > bench.txt", Queue: queue})
 		if err != nil {
 			return 0, err
 		}
@@ -292,7 +292,7 @@ func (r *remoteBench) fourAtATime(ctx context.Context) (float64, error) {
 	for k := 0; k < 4; k++ {
 		go func() {
 			for range next {
-				id, err := r.e.startJob(ctx, protocol.StartParams{Task: "bench", Repo: r.e.repos[100], Engine: "exec", Exec: "sleep 1"})
+				id, err := r.e.startJob(ctx, protocol.StartParams{Task: "bench", Repo: r.e.repos[100], Engine: "exec", Exec: "sleep 1; echo done > bench.txt"})
 				if err == nil {
 					err = r.e.waitAll(ctx, []string{id})
 				}
