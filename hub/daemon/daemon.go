@@ -523,7 +523,12 @@ func (s *Server) schedule(ctx context.Context) {
 		}
 		if err := s.spawn(ctx, j.ID); err != nil {
 			msg := "could not start the job's shim: " + err.Error()
-			_, _ = job.Fail(ctx, s.st, j, protocol.CategoryPrepare, msg, s.now())
+			// Not cut by a daemon stopping: a job left preparing holds its slot
+			// until the next start recovers it.
+			if _, err := job.Fail(context.WithoutCancel(ctx), s.st, j, protocol.CategoryPrepare, msg, s.now()); err != nil {
+				s.o.Log.Error().Err(err).Str("job", j.ID).Str("spawn", msg).
+					Msg("could not end a job whose shim did not start; it holds its slot until hub starts again")
+			}
 		}
 		s.poke()
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/internal/micros"
 )
 
 // gcWorld is a HUB_HOME, its store and a daemon Server (not serving) over a
@@ -120,10 +121,13 @@ func (w *gcWorld) end(id string, at time.Time) {
 	}
 }
 
-// run moves job id to running.
+// run admits job id and moves it to running.
 func (w *gcWorld) run(id string) {
 	w.t.Helper()
-	if _, err := w.st.SetState(w.ctx, id, []protocol.State{protocol.StateQueued}, protocol.StateRunning, "", w.now); err != nil {
+	if adm, err := w.st.Admit(w.ctx, id, store.Limits{MaxRunning: 1000, MonthlyCap: micros.Micros(1) << 50}, w.now); err != nil || !adm.Admitted {
+		w.t.Fatalf("admit %s: %+v %v", id, adm, err)
+	}
+	if _, err := w.st.SetState(w.ctx, id, nil, protocol.StateRunning, "", w.now); err != nil {
 		w.t.Fatal(err)
 	}
 }

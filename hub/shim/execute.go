@@ -68,7 +68,7 @@ func (s *shim) execute(ctx context.Context) {
 	}
 	prepared := s.phase(ctx, protocol.PhasePrepare, began, s.prepareLine(), false)
 	s.finishFrom = prepared
-	if err := s.setState(ctx, []protocol.State{protocol.StatePreparing}, protocol.StateRunning, ""); err != nil {
+	if err := s.setState(ctx, protocol.StateRunning, ""); err != nil {
 		s.finish(ctx, ending{state: protocol.StateFailed, err: err.Error(), outcome: notRun}, j.BaseSHA, false, nil)
 		return
 	}
@@ -715,7 +715,7 @@ func commitCheckout(ctx context.Context, p config.Paths, j *store.Job, c *gitx.C
 // verify runs the caller's check on the head commit in a clean detached
 // checkout of its own, with its own timeout.
 func (s *shim) verify(ctx context.Context, head string, end *ending) *protocol.Verify {
-	if err := s.setState(ctx, []protocol.State{protocol.StateRunning}, protocol.StateVerifying, ""); err != nil {
+	if err := s.setState(ctx, protocol.StateVerifying, ""); err != nil {
 		end.state, end.err = protocol.StateFailed, err.Error()
 		return nil
 	}

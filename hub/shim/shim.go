@@ -247,10 +247,11 @@ func (s *shim) record(ctx context.Context, kind protocol.EventKind, text string,
 	s.poke()
 }
 
-// setState moves the job (its state event goes to the journal) and tells the daemon.
-func (s *shim) setState(ctx context.Context, from []protocol.State, to protocol.State, reason string) error {
+// setState moves the job (its state event goes to the journal) and tells the
+// daemon; the store refuses a move the job's state machine does not allow.
+func (s *shim) setState(ctx context.Context, to protocol.State, reason string) error {
 	now := time.Now().UTC()
-	_, err := s.st.SetState(ctx, s.job.ID, from, to, reason, now)
+	_, err := s.st.SetState(ctx, s.job.ID, nil, to, reason, now)
 	if err != nil {
 		return err
 	}

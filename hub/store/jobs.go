@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hub-agents/hub/hub/job/lifecycle"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/internal/micros"
 )
@@ -256,6 +257,9 @@ func (s *Store) Admit(ctx context.Context, id string, lim Limits, now time.Time)
 		if j.State != protocol.StateQueued {
 			return wrongState("job %s is %s, not queued", id, j.State)
 		}
+		if err := checkMove(id, j.State, protocol.StatePreparing); err != nil {
+			return err
+		}
 		// Slots: this machine's, or the job's remote queue's.
 		queue := ""
 		if p, err := DecodeSpec(j.Spec); err == nil {
@@ -312,17 +316,20 @@ func (s *Store) Admit(ctx context.Context, id string, lim Limits, now time.Time)
 	return adm, nil
 }
 
-// SetState moves a job from one of from to to, stamping running_at or
-// verifying_at the first time it enters them, and appends a state event.
-// Only Admit enters preparing and only Finish ends a job, so to may be
-// neither queued, preparing nor terminal.
+// SetState moves a job to to, stamping running_at or verifying_at the first
+// time it enters them, and appends a state event. The move must be one the
+// job's state machine (package lifecycle) allows; a caller that also needs
+// the job to be in one of from (a precondition of its own) names them, and
+// nil means any state the move is allowed from. Only Admit enters preparing
+// and only Finish ends a job, so to may be neither queued, preparing nor
+// terminal.
 func (s *Store) SetState(ctx context.Context, id string, from []protocol.State, to protocol.State, reason string, now time.Time) (int64, error) {
 	switch {
 	case to.Terminal():
 		return 0, fmt.Errorf("store: SetState cannot end job %s (%s); use Finish", id, to)
 	case to == protocol.StateQueued || to == protocol.StatePreparing:
 		return 0, fmt.Errorf("store: SetState cannot move job %s to %s", id, to)
-	case !validState(to):
+	case !lifecycle.Known(to):
 		return 0, fmt.Errorf("store: unknown state %q", to)
 	}
 	var cursor int64
@@ -331,7 +338,7 @@ func (s *Store) SetState(ctx context.Context, id string, from []protocol.State, 
 		if err != nil {
 			return err
 		}
-		if !contains(from, j.State) {
+		if len(from) > 0 && !contains(from, j.State) {
 			return wrongState("job %s is %s, not %s", id, j.State, joinStates(from))
 		}
 		cursor, err = moveState(ctx, tx, j, to, reason, now)
@@ -340,9 +347,13 @@ func (s *Store) SetState(ctx context.Context, id string, from []protocol.State, 
 	return cursor, err
 }
 
-// moveState writes j's new state with its phase stamp and appends the state event.
+// moveState writes j's new state with its phase stamp and appends the state
+// event; it refuses a move the state machine does not allow.
 func moveState(ctx context.Context, tx *sql.Tx, j *Job, to protocol.State, reason string, now time.Time) (int64, error) {
 	from := j.State
+	if err := checkMove(j.ID, from, to); err != nil {
+		return 0, err
+	}
 	j.State = to
 	switch {
 	case to == protocol.StateRunning && j.RunningAt.IsZero():
@@ -357,8 +368,6 @@ func moveState(ctx context.Context, tx *sql.Tx, j *Job, to protocol.State, reaso
 	return appendEvent(ctx, tx, j.ID, protocol.EventState, string(to), stateData{From: from, Reason: reason}, now)
 }
 
-func validState(st protocol.State) bool { return contains(protocol.States, st) }
-
 func contains(states []protocol.State, st protocol.State) bool {
 	for _, x := range states {
 		if x == st {
@@ -369,9 +378,6 @@ func contains(states []protocol.State, st protocol.State) bool {
 }
 
 func joinStates(states []protocol.State) string {
-	if len(states) == 0 {
-		return "in any state it can leave"
-	}
 	parts := make([]string, len(states))
 	for i, st := range states {
 		parts[i] = string(st)
@@ -426,6 +432,9 @@ func (s *Store) Finish(ctx context.Context, id string, e Ending, now time.Time) 
 			return wrongState("job %s already ended (%s)", id, j.State)
 		}
 		from := j.State
+		if err := checkMove(id, from, e.State); err != nil {
+			return err
+		}
 
 		var reserved micros.Micros
 		var closedAt sql.NullInt64

@@ -28,6 +28,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hub-agents/hub/hub/job/lifecycle"
+	"github.com/hub-agents/hub/hub/protocol"
 	"modernc.org/sqlite" // registers the "sqlite" driver
 )
 
@@ -241,12 +243,18 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // storeError carries a readable message and the sentinel callers check
 // with errors.Is.
 type storeError struct {
-	msg  string
-	kind error
+	msg   string
+	kind  error
+	cause error // the lifecycle's refusal, for errors.As
 }
 
 func (e *storeError) Error() string { return e.msg }
-func (e *storeError) Unwrap() error { return e.kind }
+func (e *storeError) Unwrap() []error {
+	if e.cause != nil {
+		return []error{e.kind, e.cause}
+	}
+	return []error{e.kind}
+}
 
 func notFound(format string, args ...any) error {
 	return &storeError{msg: fmt.Sprintf(format, args...), kind: ErrNotFound}
@@ -254,6 +262,15 @@ func notFound(format string, args ...any) error {
 
 func wrongState(format string, args ...any) error {
 	return &storeError{msg: fmt.Sprintf(format, args...), kind: ErrWrongState}
+}
+
+// checkMove refuses a move the job's state machine does not allow: an
+// ErrWrongState that is also a *lifecycle.Error naming both states.
+func checkMove(id string, from, to protocol.State) error {
+	if err := lifecycle.Check(id, from, to); err != nil {
+		return &storeError{msg: err.Error(), kind: ErrWrongState, cause: err}
+	}
+	return nil
 }
 
 // ms stores a time as unix milliseconds; the zero time is 0.

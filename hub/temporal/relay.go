@@ -338,7 +338,7 @@ func (r *Relay) apply(ctx context.Context, worker string, batch []Event) {
 			if to.Terminal() || to == protocol.StateQueued || to == protocol.StatePreparing || to == protocol.StateNeedsInput {
 				continue // the ending is the activity's; a question moves the job itself
 			}
-			_, err = r.st.SetState(ctx, r.JobID, []protocol.State{protocol.StatePreparing, protocol.StateRunning, protocol.StateNeedsInput, protocol.StateVerifying}, to, d.Reason, now)
+			_, err = r.st.SetState(ctx, r.JobID, nil, to, d.Reason, now)
 		case protocol.EventQuestion:
 			if e.Question == nil {
 				continue
