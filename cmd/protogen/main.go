@@ -1,6 +1,7 @@
 // Command protogen writes the editor's TypeScript protocol types,
-// docs/protocol.md and hub/protocol's typed servers, dispatchers and
-// clients from hub/protocol. Run it from the repository's top
+// docs/protocol.md, hub/protocol's typed servers, dispatchers and clients
+// and hubtest's typed client of the daemon from hub/protocol. Run it from
+// the repository's top
 // (`make protocol`); `-check` only reports whether the files are current.
 package main
 

@@ -677,6 +677,85 @@ func (c DaemonClient) ShimChanged(ctx context.Context, p ShimChangedParams) (*Em
 	return &r, nil
 }
 
+// DaemonSpec is the Spec of each request of DaemonServer, by the name of its
+// DaemonClient method: where code over a typed call (an MCP tool's hints)
+// reads what the call may change.
+var DaemonSpec = struct {
+	Initialize     Spec
+	Subscribe      Spec
+	JobList        Spec
+	JobStatus      Spec
+	JobStart       Spec
+	StartMany      Spec
+	JobWait        Spec
+	JobResult      Spec
+	JobEvents      Spec
+	JobTrace       Spec
+	JobFiles       Spec
+	JobFile        Spec
+	JobReply       Spec
+	JobSteer       Spec
+	JobStop        Spec
+	JobCleanup     Spec
+	JobMerge       Spec
+	JobLand        Spec
+	JobReview      Spec
+	Summary        Spec
+	Step           Spec
+	EngineList     Spec
+	RouteExplain   Spec
+	RouteCalibrate Spec
+	LedgerList     Spec
+	ROIReport      Spec
+	DU             Spec
+	GC             Spec
+	ProfileList    Spec
+	ProfileSet     Spec
+	ProfileRemove  Spec
+	ProfileDefault Spec
+	ProviderStatus Spec
+	ProfileLogin   Spec
+	Shutdown       Spec
+	ShimChanged    Spec
+}{
+	Initialize:     mustSpec(MethodInitialize),
+	Subscribe:      mustSpec(MethodSubscribe),
+	JobList:        mustSpec(MethodJobList),
+	JobStatus:      mustSpec(MethodJobStatus),
+	JobStart:       mustSpec(MethodJobStart),
+	StartMany:      mustSpec(MethodStartMany),
+	JobWait:        mustSpec(MethodJobWait),
+	JobResult:      mustSpec(MethodJobResult),
+	JobEvents:      mustSpec(MethodJobEvents),
+	JobTrace:       mustSpec(MethodJobTrace),
+	JobFiles:       mustSpec(MethodJobFiles),
+	JobFile:        mustSpec(MethodJobFile),
+	JobReply:       mustSpec(MethodJobReply),
+	JobSteer:       mustSpec(MethodJobSteer),
+	JobStop:        mustSpec(MethodJobStop),
+	JobCleanup:     mustSpec(MethodJobCleanup),
+	JobMerge:       mustSpec(MethodJobMerge),
+	JobLand:        mustSpec(MethodJobLand),
+	JobReview:      mustSpec(MethodJobReview),
+	Summary:        mustSpec(MethodSummary),
+	Step:           mustSpec(MethodStep),
+	EngineList:     mustSpec(MethodEngineList),
+	RouteExplain:   mustSpec(MethodRouteExplain),
+	RouteCalibrate: mustSpec(MethodRouteCalibrate),
+	LedgerList:     mustSpec(MethodLedgerList),
+	ROIReport:      mustSpec(MethodROIReport),
+	DU:             mustSpec(MethodDU),
+	GC:             mustSpec(MethodGC),
+	ProfileList:    mustSpec(MethodProfileList),
+	ProfileSet:     mustSpec(MethodProfileSet),
+	ProfileRemove:  mustSpec(MethodProfileRemove),
+	ProfileDefault: mustSpec(MethodProfileDefault),
+	ProviderStatus: mustSpec(MethodProviderStatus),
+	ProfileLogin:   mustSpec(MethodProfileLogin),
+	Shutdown:       mustSpec(MethodShutdown),
+	ShimChanged:    mustSpec(MethodShimChanged),
+}
+
 // ShimServer is what a job's shim serves on the job's socket: the worker's questions and progress, the daemon's replies, steering and stop.
 type ShimServer interface {
 	// WorkerAsk (MethodWorkerAsk): A worker's question (hub ask).
@@ -784,4 +863,30 @@ func (c ShimClient) ShimStop(ctx context.Context, p ShimStopParams) (*Empty, err
 		return nil, err
 	}
 	return &r, nil
+}
+
+// ShimSpec is the Spec of each request of ShimServer, by the name of its
+// ShimClient method: where code over a typed call (an MCP tool's hints)
+// reads what the call may change.
+var ShimSpec = struct {
+	WorkerAsk      Spec
+	WorkerProgress Spec
+	ShimReply      Spec
+	ShimSteer      Spec
+	ShimStop       Spec
+}{
+	WorkerAsk:      mustSpec(MethodWorkerAsk),
+	WorkerProgress: mustSpec(MethodWorkerProgress),
+	ShimReply:      mustSpec(MethodShimReply),
+	ShimSteer:      mustSpec(MethodShimSteer),
+	ShimStop:       mustSpec(MethodShimStop),
+}
+
+// mustSpec is the Spec of method; the generator listed only methods Specs has.
+func mustSpec(method string) Spec {
+	s, ok := SpecOf(method)
+	if !ok {
+		panic("protocol: no Spec for " + method + "; run `make protocol`")
+	}
+	return s
 }

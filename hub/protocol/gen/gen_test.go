@@ -26,11 +26,12 @@ func generated(t *testing.T) map[string][]byte {
 	return out
 }
 
-// TestGeneratedFilesCurrent fails when generated.ts, docs/protocol.md or
-// dispatch_gen.go differs from what hub/protocol generates now.
+// TestGeneratedFilesCurrent fails when generated.ts, docs/protocol.md,
+// dispatch_gen.go or hubtest's daemon_gen.go differs from what hub/protocol
+// generates now.
 func TestGeneratedFilesCurrent(t *testing.T) {
 	files := generated(t)
-	for _, path := range []string{TSPath, MDPath, GoPath} {
+	for _, path := range []string{TSPath, MDPath, GoPath, GoTestPath} {
 		got, err := os.ReadFile(filepath.Join(root, path))
 		if err != nil {
 			t.Fatalf("%s: %v; run `make protocol`", path, err)

@@ -14,6 +14,9 @@ import (
 // GoPath is where the typed servers, dispatchers and clients are written.
 const GoPath = "hub/protocol/dispatch_gen.go"
 
+// GoTestPath is where the tests' typed client of the daemon is written.
+const GoTestPath = "hub/internal/hubtest/daemon_gen.go"
+
 // served is one party that serves requests: its interface, dispatcher and client.
 type served struct {
 	Party string // protocol.Party*
@@ -116,10 +119,73 @@ func Dispatch%[1]s(ctx context.Context, s %[1]sServer, method string, decode fun
 			p("\n// %s sends %s.\nfunc (c %sClient) %s(ctx context.Context, p %s) (*%s, error) {\n\tvar r %s\n\tif err := c.C.Call(ctx, %s, p, &r); err != nil {\n\t\treturn nil, err\n\t}\n\treturn &r, nil\n}\n",
 				m.Name, m.Const, sv.Name, m.Name, m.Params, m.Result, m.Result, m.Const)
 		}
+
+		p("\n// %[1]sSpec is the Spec of each request of %[1]sServer, by the name of its\n// %[1]sClient method: where code over a typed call (an MCP tool's hints)\n// reads what the call may change.\nvar %[1]sSpec = struct {\n", sv.Name)
+		for _, m := range ms {
+			p("\t%s Spec\n", m.Name)
+		}
+		p("}{\n")
+		for _, m := range ms {
+			p("\t%s: mustSpec(%s),\n", m.Name, m.Const)
+		}
+		p("}\n")
 	}
+	p(`
+// mustSpec is the Spec of method; the generator listed only methods Specs has.
+func mustSpec(method string) Spec {
+	s, ok := SpecOf(method)
+	if !ok {
+		panic("protocol: no Spec for " + method + "; run ` + "`make protocol`" + `")
+	}
+	return s
+}
+`)
 	out, err := format.Source(b.Bytes())
 	if err != nil {
 		return nil, fmt.Errorf("format %s: %w\n%s", GoPath, err, b.Bytes())
+	}
+	return out, nil
+}
+
+// golangTest writes the tests' typed client of the daemon (hubtest.Daemon):
+// one method per request of DaemonServer that returns the result, or fails
+// the test the way hubtest.Call does.
+func golangTest(src *source) ([]byte, error) {
+	ms, err := goMethods(src, protocol.PartyDaemon)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("// %s\n\npackage hubtest\n\n", header)
+	p(`import (
+	"context"
+	"testing"
+
+	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/hub/rpc"
+)
+
+// DaemonCalls calls the daemon for a test: one typed method per request of
+// protocol.DaemonServer, which returns the result or, when the call fails,
+// fails the test with the method, the error and its hint.
+type DaemonCalls struct {
+	t testing.TB
+	c protocol.DaemonClient
+}
+
+// Daemon returns the typed calls of the daemon on c, failing t.
+func Daemon(t testing.TB, c protocol.Caller) DaemonCalls {
+	return DaemonCalls{t: t, c: protocol.DaemonClient{C: c}}
+}
+`)
+	for _, m := range ms {
+		p("\n// %[1]s sends protocol.%[2]s and fails the test if it fails.\nfunc (d DaemonCalls) %[1]s(ctx context.Context, p protocol.%[3]s) protocol.%[4]s {\n\td.t.Helper()\n\tr, err := d.c.%[1]s(ctx, p)\n\tif err != nil {\n\t\td.t.Fatalf(\"%%s: %%v (hint: %%s)\", protocol.%[2]s, err, rpc.HintOf(err))\n\t}\n\treturn *r\n}\n",
+			m.Name, m.Const, m.Params, m.Result)
+	}
+	out, err := format.Source(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("format %s: %w\n%s", GoTestPath, err, b.Bytes())
 	}
 	return out, nil
 }

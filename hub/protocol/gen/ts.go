@@ -26,7 +26,8 @@ type File struct {
 }
 
 // Generate returns every generated file: the editor's TypeScript types,
-// docs/protocol.md and the Go dispatchers.
+// docs/protocol.md, the Go dispatchers and clients, and the tests' typed
+// client of the daemon.
 func Generate(root string) ([]File, error) {
 	src, err := parseSource(root)
 	if err != nil {
@@ -48,7 +49,11 @@ func Generate(root string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []File{{TSPath, ts}, {MDPath, md}, {GoPath, gocode}}, nil
+	gotest, err := golangTest(src)
+	if err != nil {
+		return nil, err
+	}
+	return []File{{TSPath, ts}, {MDPath, md}, {GoPath, gocode}, {GoTestPath, gotest}}, nil
 }
 
 // nameOf is the TypeScript name of a spec's params or result.
