@@ -33,7 +33,7 @@ const (
 
 // jobLimits are the job's limits: its own, else (a job stored before it
 // had any) the defaults.
-func (s *shim) jobLimits() protocol.Limits {
+func (s *core) jobLimits() protocol.Limits {
 	if s.params.Limits != nil {
 		return *s.params.Limits
 	}
@@ -44,7 +44,7 @@ func (s *shim) jobLimits() protocol.Limits {
 // startLimits makes the job's limits, at the sandboxed levels, before its
 // first command; name is the group's (the job's id, or a landing's). It
 // measures the job's disk until stopLimits.
-func (s *shim) startLimits(ctx context.Context, name string) {
+func (s *core) startLimits(ctx context.Context, name string) {
 	if !engine.Sandboxed(s.params.Isolation) {
 		return
 	}
@@ -65,14 +65,14 @@ func (s *shim) startLimits(ctx context.Context, name string) {
 }
 
 // limitPlan and portRange are what each sandboxed command of the job gets.
-func (s *shim) limitPlan() limit.Plan {
+func (s *core) limitPlan() limit.Plan {
 	if s.limits == nil {
 		return limit.Plan{}
 	}
 	return s.limits.Plan()
 }
 
-func (s *shim) portRange() sandbox.PortRange {
+func (s *core) portRange() sandbox.PortRange {
 	s.portsMu.Lock()
 	defer s.portsMu.Unlock()
 	if s.ports == nil {
@@ -83,7 +83,7 @@ func (s *shim) portRange() sandbox.PortRange {
 
 // hitLimit records the first limit the job hit (a later one adds
 // nothing); it reports whether why was the first.
-func (s *shim) hitLimit(why string) bool {
+func (s *core) hitLimit(why string) bool {
 	s.limitMu.Lock()
 	defer s.limitMu.Unlock()
 	if s.limitHit != "" {
@@ -94,7 +94,7 @@ func (s *shim) hitLimit(why string) bool {
 }
 
 // limitHitText is the limit the job hit, "" for none.
-func (s *shim) limitHitText() string {
+func (s *core) limitHitText() string {
 	s.limitMu.Lock()
 	defer s.limitMu.Unlock()
 	return s.limitHit
@@ -102,7 +102,7 @@ func (s *shim) limitHitText() string {
 
 // checkLimits reads whether the job's commands hit its process or memory
 // cap so far, after a command of it ended.
-func (s *shim) checkLimits(ctx context.Context) {
+func (s *core) checkLimits(ctx context.Context) {
 	if s.limits == nil {
 		return
 	}
@@ -118,7 +118,7 @@ func (s *shim) checkLimits(ctx context.Context) {
 
 // signalHit notes a command the kernel ended for writing a file past the
 // job's disk cap (RLIMIT_FSIZE).
-func (s *shim) signalHit(ctx context.Context, signal string) {
+func (s *core) signalHit(ctx context.Context, signal string) {
 	if s.limits == nil || signal != "file size limit exceeded" {
 		return
 	}
@@ -130,7 +130,7 @@ func (s *shim) signalHit(ctx context.Context, signal string) {
 // process or memory cap, and measures its folders every diskEvery: at the
 // first limit hit it stops the job, which then ends failed naming it (a
 // fork bomb at its cap never ends by itself).
-func (s *shim) watchLimits(ctx context.Context, maxDisk int64) {
+func (s *core) watchLimits(ctx context.Context, maxDisk int64) {
 	t := time.NewTicker(hitEvery)
 	defer t.Stop()
 	lastDisk := time.Now()
@@ -181,7 +181,7 @@ func mibText(n int64) string {
 // endWorkerProcesses ends whatever of the job's sandboxed commands is
 // still alive in its group (a fork bomb's children outrun a walk of the
 // process tree; the group holds them all), after the worker.
-func (s *shim) endWorkerProcesses() {
+func (s *core) endWorkerProcesses() {
 	if s.limits != nil {
 		_ = s.limits.Kill()
 	}
@@ -189,7 +189,7 @@ func (s *shim) endWorkerProcesses() {
 
 // stopLimits stops measuring the disk and removes the job's group, with
 // anything still in it.
-func (s *shim) stopLimits() {
+func (s *core) stopLimits() {
 	if s.diskStop != nil {
 		s.diskStop()
 		<-s.watchDone // nothing of the watch writes to the job after this
@@ -206,7 +206,7 @@ func (s *shim) stopLimits() {
 
 // limitEnding makes end the job's failure at the limit it hit, if it hit
 // one: the limit first, then what the hit made of the run.
-func (s *shim) limitEnding(end *ending) {
+func (s *core) limitEnding(end *ending) {
 	why := s.limitHitText()
 	if why == "" {
 		return

@@ -42,9 +42,10 @@ func TestLimitHitNotedOnceThenQuiet(t *testing.T) {
 	if err := st.CreateJob(ctx, j, time.Now().UTC()); err != nil {
 		t.Fatal(err)
 	}
-	s := &shim{o: Options{Paths: config.Paths{Home: filepath.Join(home, "hub")}, Log: zerolog.Nop()}, st: st, job: j,
-		notes: NewNotifier(filepath.Join(home, "no-daemon.sock"), j.ID), red: redact.New(), stopCh: make(chan string, 1),
-		params: protocol.StartParams{Isolation: protocol.IsolationUntrusted, Limits: &protocol.Limits{Processes: 16}}}
+	s := newShim(Options{Paths: config.Paths{Home: filepath.Join(home, "hub")}, Log: zerolog.Nop()}, st, j,
+		NewNotifier(filepath.Join(home, "no-daemon.sock"), j.ID))
+	s.red = redact.New()
+	s.params = protocol.StartParams{Isolation: protocol.IsolationUntrusted, Limits: &protocol.Limits{Processes: 16}}
 	s.startLimits(ctx, j.ID)
 	if s.limits == nil {
 		evs, _ := st.Events(ctx, []string{j.ID}, 0, 0)

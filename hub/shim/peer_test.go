@@ -68,8 +68,8 @@ func newSocketShim(t *testing.T, self int) *socketShim {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	s := &socketShim{shim: &shim{st: st, job: &store.Job{ID: "j1"}, self: self, stopCh: make(chan string, 1),
-		activity: make(chan struct{}, 1), notes: NewNotifier(filepath.Join(t.TempDir(), "no-daemon.sock"), "j1"), waiting: map[string]chan string{}, red: redact.New()}}
+	s := &socketShim{shim: newShim(Options{}, st, &store.Job{ID: "j1"}, NewNotifier(filepath.Join(t.TempDir(), "no-daemon.sock"), "j1"))}
+	s.self, s.red = self, redact.New()
 	s.sock = filepath.Join(t.TempDir(), "shim.sock")
 	ln, err := rpc.Listen(s.sock)
 	if err != nil {

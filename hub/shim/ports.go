@@ -100,7 +100,7 @@ func bindable(first, n int) bool {
 
 // cacheDir is the job's tools' cache folder at the isolated levels ("" at
 // the others, where the user's own caches stay shared and warm).
-func (s *shim) cacheDir() string {
+func (s *core) cacheDir() string {
 	if !engine.Sandboxed(s.params.Isolation) {
 		return ""
 	}
@@ -112,10 +112,10 @@ func (s *shim) cacheDir() string {
 // TMPDIR (a sandbox gives them its own /tmp instead, and says so last).
 // A job for which no range is free runs without one, and the journal
 // says so.
-func (s *shim) ownEnv(ctx context.Context) []string { return s.envFor(ctx, s.cacheDir()) }
+func (s *core) ownEnv(ctx context.Context) []string { return s.envFor(ctx, s.cacheDir()) }
 
 // envFor is ownEnv with the tools' caches in cacheDir ("": the user's own).
-func (s *shim) envFor(ctx context.Context, cacheDir string) []string {
+func (s *core) envFor(ctx context.Context, cacheDir string) []string {
 	s.portsMu.Lock()
 	if !s.portsAsked {
 		s.portsAsked = true

@@ -48,7 +48,7 @@ func (f *setupFailure) Error() string {
 // journals only what fails, never fills the cache, and at untrusted
 // installs without the network; what it got is said in s.verifyDeps.
 // Every step's output goes to the job's setup log.
-func (s *shim) setUp(ctx context.Context, c *gitx.Checkout, rev string, forVerify bool) error {
+func (s *core) setUp(ctx context.Context, c *gitx.Checkout, rev string, forVerify bool) error {
 	where := "the job's checkout"
 	if forVerify {
 		where = "verify's checkout"
@@ -178,7 +178,7 @@ func discard(outs []deps.Outcome) {
 // (none: the base's own tree). Before it answers, it waits for this job's
 // own fill of the cache with the base's trees, so that an unchanged tree
 // is the base's, ready, rather than installed again.
-func (s *shim) changedTrees(ctx context.Context, set deps.Settings, trees []deps.Tree) map[int][]string {
+func (s *core) changedTrees(ctx context.Context, set deps.Settings, trees []deps.Tree) map[int][]string {
 	changed := map[int][]string{}
 	base, err := deps.Detect(s.repo, s.job.BaseSHA, set)
 	if err != nil {
@@ -240,7 +240,7 @@ func verifyDepsLine(o deps.Outcome, changed []string, failed bool) string {
 // lockfile. What it did goes to the shim's log and the setup log (the
 // job's journal may have ended by then). Verify waits for the entries
 // (waitStored), never for the ready copies.
-func (s *shim) keep(ctx context.Context, env deps.Env, outs []deps.Outcome) {
+func (s *core) keep(ctx context.Context, env deps.Env, outs []deps.Outcome) {
 	if env.NoKeep {
 		return
 	}
@@ -267,7 +267,7 @@ func (s *shim) keep(ctx context.Context, env deps.Env, outs []deps.Outcome) {
 // waitStored waits until every cache fill this shim started has made its
 // entry, or failed to (not for their ready copies), bounded by the setup
 // timeout.
-func (s *shim) waitStored(ctx context.Context) {
+func (s *core) waitStored(ctx context.Context) {
 	s.storedMu.Lock()
 	stored := slices.Clone(s.stored)
 	s.storedMu.Unlock()
@@ -289,7 +289,7 @@ func (s *shim) waitStored(ctx context.Context) {
 const keepWait = 10 * time.Minute
 
 // waitKeeps waits for the background cache fills, up to keepWait.
-func (s *shim) waitKeeps() {
+func (s *core) waitKeeps() {
 	done := make(chan struct{})
 	go func() { s.keeps.Wait(); close(done) }()
 	select {
@@ -312,7 +312,7 @@ func (s *shim) waitKeeps() {
 //     with the job (it is hub's, and the job's stop belongs to the
 //     worker), never taken for the worker's leftovers (nor the worker's
 //     for its), and with tools' caches no worker can write.
-func (s *shim) setupStep(ctx context.Context, w deps.Where, command string, log *lineRedactor, forVerify bool) deps.Step {
+func (s *core) setupStep(ctx context.Context, w deps.Where, command string, log *lineRedactor, forVerify bool) deps.Step {
 	j := s.job
 	marker := "HUB_JOB=" + j.ID
 	extra := []string{"HUB_JOB=" + j.ID, "HUB_SETUP=1", "HUB_HOME=" + s.o.Paths.Home}
@@ -394,19 +394,19 @@ func (s *shim) setupStep(ctx context.Context, w deps.Where, command string, log 
 // own background commands (an install filling the cache), which run
 // under the shim beside the job's: every command of the job leaves them
 // alone when its leftovers are ended.
-func (s *shim) addBackground(pid int) {
+func (s *core) addBackground(pid int) {
 	s.bgMu.Lock()
 	defer s.bgMu.Unlock()
 	s.bg = append(s.bg, pid)
 }
 
-func (s *shim) dropBackground(pid int) {
+func (s *core) dropBackground(pid int) {
 	s.bgMu.Lock()
 	defer s.bgMu.Unlock()
 	s.bg = slices.DeleteFunc(s.bg, func(p int) bool { return p == pid })
 }
 
-func (s *shim) background() []int {
+func (s *core) background() []int {
 	s.bgMu.Lock()
 	defer s.bgMu.Unlock()
 	return slices.Clone(s.bg)
@@ -414,7 +414,7 @@ func (s *shim) background() []int {
 
 // toolVersion is what `tool --version` prints first, once per shim; ""
 // when the tool is not on the worker's PATH.
-func (s *shim) toolVersion(ctx context.Context, tool string) string {
+func (s *core) toolVersion(ctx context.Context, tool string) string {
 	if v, ok := s.versions[tool]; ok {
 		return v
 	}
@@ -439,7 +439,7 @@ func (s *shim) toolVersion(ctx context.Context, tool string) string {
 // toolsFile remembers tools' versions across jobs, by the program's path,
 // size and modification time (an upgrade changes them): asking npm its
 // version starts Node, a fifth of a second.
-func (s *shim) toolsFile() string { return filepath.Join(s.o.Paths.EnvsDir(), "tools.json") }
+func (s *core) toolsFile() string { return filepath.Join(s.o.Paths.EnvsDir(), "tools.json") }
 
 type toolStamp struct {
 	Size    int64  `json:"size"`
@@ -449,7 +449,7 @@ type toolStamp struct {
 
 // knownVersion is bin's version: from toolsFile when bin is as it was,
 // else asked and remembered.
-func (s *shim) knownVersion(ctx context.Context, tool, bin string, env []string) string {
+func (s *core) knownVersion(ctx context.Context, tool, bin string, env []string) string {
 	real, err := filepath.EvalSymlinks(bin)
 	if err != nil {
 		return ""

@@ -48,59 +48,61 @@ type Options struct {
 	InProcess bool
 }
 
-type shim struct {
+// core is what every command hub runs for a job needs: the worker's
+// checkout made ready, the worker, the job's verify and landing's check of
+// an ended job's work (Checker) alike: the job's record, its sandbox and
+// limits, its ports, its environment and what hub observed of them.
+//
+// Who owns what: the fields under "set once" are written before any other
+// goroutine starts and only read after; the fields under "the main
+// goroutine's" belong to the goroutine that runs the job (execute) or the
+// check (Checker.Run), and nothing else touches them; every other field is
+// guarded by the mutex just above it, or is safe for concurrent use.
+type core struct {
+	// Set once.
 	o      Options
 	st     *store.Store
 	job    *store.Job
 	params protocol.StartParams
 	repo   *gitx.Repo
-	eng    engine.Engine
 	red    *redact.Redactor
-	dir    string // where the worker runs
 	// self is the shim's pid: a peer on the job's socket that is this
 	// process or one of its descendants is the worker (see onConn).
 	self int
+	// subreaper is the shim's pid once it is a child subreaper (0: not).
+	subreaper int
+	// events is where what hub observes goes (record): the job's journal
+	// (the shim), or the log (landing's check, which writes nothing into
+	// the ended job's journal: its outcome is landing's to record).
+	events func(ctx context.Context, kind protocol.EventKind, text string, data any)
 
-	notes    *Notifier // tells the daemon the job changed
-	activity chan struct{}
-
+	// The stop: any goroutine asks for it once (requestStop: an RPC, the
+	// limits' watch); the command running then takes it (watchStop).
 	stopOnce sync.Once
 	stopCh   chan string
 
-	askMu   sync.Mutex
-	waiting map[string]chan string // question id → answer
-	asking  int
-
-	claimedMu sync.Mutex
-	claimed   []string
-	observed  []protocol.ObservedCommand
-	// refChanges are the refs besides the job's branch that moved during the run.
-	refChanges []protocol.RefChange
-	// checkout is hub's record of the job's checkout (nil without a repo);
-	// refsBefore the user's refs before the run (a linked checkout's
-	// worker could move them); repairs what hub put back of the worker's
-	// git state before it committed.
-	checkout   *gitx.Checkout
-	refsBefore map[string]string
+	// The main goroutine's.
+	// env is how the job's checkout was made ready, and setupTook how long
+	// that took; versions the tools' versions asked so far (the cache key);
+	// verifyDeps what verify's checkout got of each dependency tree
+	// (protocol.Verify.Deps), set by setUp; observed the commands hub ran
+	// and saw; leftovers the processes a worker or verify left running.
+	env        []protocol.EnvStep
+	setupTook  time.Duration
+	versions   map[string]string
+	verifyDeps []string
+	observed   []protocol.ObservedCommand
+	leftovers  []protocol.LeftoverProcess
 
 	// ports is the job's port range (nil: none free), taken once
-	// (portsAsked) by ownEnv.
+	// (portsAsked) by ownEnv, from whichever goroutine asks first.
 	portsMu    sync.Mutex
 	ports      *ports
 	portsAsked bool
-	repairs    []protocol.GitRepair
-	// subreaper is the shim's pid once it is a child subreaper (0: not);
-	// leftovers the processes a worker or verify left running.
-	subreaper int
-	leftovers []protocol.LeftoverProcess
-	// env is how the job's checkout was made ready, and setupTook how long
-	// that took; versions the tools' versions asked so far (the cache key).
-	env       []protocol.EnvStep
-	setupTook time.Duration
-	versions  map[string]string
+
 	// keeps are the cache fills started in the background after a
-	// checkout was set up; the shim waits for them (a while) before it
-	// exits. stored has a channel per fill, closed once its entry is made
+	// checkout was set up; the job waits for them (a while) before it
+	// ends. stored has a channel per fill, closed once its entry is made
 	// (or will not be): verify waits for those.
 	keeps    sync.WaitGroup
 	storedMu sync.Mutex
@@ -110,31 +112,70 @@ type shim struct {
 	// for its leftovers.
 	bgMu sync.Mutex
 	bg   []int
+
+	// limits are the job's (sandboxed levels; nil otherwise), set up by
+	// startLimits before its watch starts; diskStop stops the watch
+	// (watchLimits), which closes watchDone when it returned.
+	limits    *limit.Group
+	diskStop  context.CancelFunc
+	watchDone chan struct{}
+	// limitHit is the first limit the job hit, from the watch or the main goroutine.
+	limitMu  sync.Mutex
+	limitHit string
+}
+
+// shim runs one job from its checkout to its end: core, and what only a
+// job with a worker has.
+type shim struct {
+	core
+
+	// Set once, before the worker starts: its engine and where it runs.
+	eng engine.Engine
+	dir string
+
+	notes    *Notifier     // tells the daemon the job changed; safe for concurrent use
+	activity chan struct{} // the worker's sign of life, from the RPC goroutines to supervise
+
+	// Questions: asked and answered on RPC goroutines.
+	askMu   sync.Mutex
+	waiting map[string]chan string // question id → answer
+	asking  int
+
+	// claimed is what the worker said it ran (RPC goroutines).
+	claimedMu sync.Mutex
+	claimed   []string
+
+	// The main goroutine's.
+	// checkout is hub's record of the job's checkout (nil without a repo);
+	// refsBefore the user's refs before the run (a linked checkout's
+	// worker could move them); refChanges the refs besides the job's
+	// branch that moved during the run; repairs what hub put back of the
+	// worker's git state before it committed.
+	checkout   *gitx.Checkout
+	refsBefore map[string]string
+	refChanges []protocol.RefChange
+	repairs    []protocol.GitRepair
 	// shared watches the repository's shared git config and hooks (a
 	// linked checkout's only); repoChanges are what it found and put back.
 	shared      *gitx.SharedWatch
 	repoChanges []protocol.RepoChange
-	// limits are the job's (sandboxed levels; nil otherwise); diskStop
-	// stops the watch on them (watchLimits), which closes watchDone when
-	// it returned; limitHit is the first limit it hit.
-	limits    *limit.Group
-	diskStop  context.CancelFunc
-	watchDone chan struct{}
-	limitMu   sync.Mutex
-	limitHit  string
-	// verifyDeps says what verify's checkout got of each dependency tree
-	// (protocol.Verify.Deps), set by setUp.
-	verifyDeps []string
+	// engineAt is when the engine last started: the worker's trace entry
+	// begins there. finishFrom is where the finish phase starts: the end
+	// of the last phase.
+	engineAt   time.Time
+	finishFrom time.Time
+
 	// starts counts the engine's starts (a fallback starts another), so
 	// the steps of each run keep ids of their own.
 	starts atomic.Int32
-	// engineAt is when the engine last started: the worker's trace entry begins there.
-	engineAt time.Time
-	// finishFrom is where the finish phase starts: the end of the last phase.
-	finishFrom time.Time
-	// landing: the shim only checks a commit for hub land (Check): its
-	// check's outcome is landing's to record, not the job's verify.
-	landing bool
+}
+
+// newShim is the shim of job j, its events going to the job's journal.
+func newShim(o Options, st *store.Store, j *store.Job, notes *Notifier) *shim {
+	s := &shim{core: core{o: o, st: st, job: j, stopCh: make(chan string, 1), red: secrets(), self: os.Getpid()},
+		notes: notes, activity: make(chan struct{}, 1), waiting: map[string]chan string{}}
+	s.events = s.journal
+	return s
 }
 
 // Run runs the job to its end. It returns ErrOwned when another shim holds
@@ -181,8 +222,8 @@ func Run(ctx context.Context, o Options) error {
 	if j.State != protocol.StatePreparing {
 		return fmt.Errorf("job %s is %s; a shim only takes a job that is preparing", j.ID, j.State)
 	}
-	s := &shim{o: o, st: st, job: j, notes: NewNotifier(o.Paths.Socket(), j.ID), activity: make(chan struct{}, 1),
-		stopCh: make(chan string, 1), waiting: map[string]chan string{}, red: secrets(), self: os.Getpid(), subreaper: subreaper}
+	s := newShim(o, st, j, NewNotifier(o.Paths.Socket(), j.ID))
+	s.subreaper = subreaper
 	if s.params, err = store.DecodeSpec(j.Spec); err != nil {
 		return s.fail(ctx, err.Error())
 	}
@@ -229,16 +270,13 @@ func (s *shim) fail(ctx context.Context, msg string) error {
 	return errors.New(msg)
 }
 
-// record appends an event to the job's journal in the store and tells the daemon.
-//
-// Landing's check (Check) writes nothing into the ended job's journal:
-// what it would have recorded (its verify, a process its setup left, a
-// limit) goes to its log, and its outcome is landing's to record.
-func (s *shim) record(ctx context.Context, kind protocol.EventKind, text string, data any) {
-	if s.landing {
-		s.o.Log.Info().Str("kind", string(kind)).Msg(text)
-		return
-	}
+// record tells where the job's events go (core.events) what hub observed.
+func (c *core) record(ctx context.Context, kind protocol.EventKind, text string, data any) {
+	c.events(ctx, kind, text, data)
+}
+
+// journal appends an event to the job's journal in the store and tells the daemon.
+func (s *shim) journal(ctx context.Context, kind protocol.EventKind, text string, data any) {
 	now := time.Now().UTC()
 	_, err := s.st.AppendEvent(ctx, s.job.ID, kind, text, data, now)
 	if err != nil {
@@ -350,7 +388,7 @@ func decode(req *jsonrpc2.Request, v any) error {
 	return rpc.DecodeParams(req, v)
 }
 
-func (s *shim) requestStop(reason string) {
+func (s *core) requestStop(reason string) {
 	if reason == "" {
 		reason = "stopped by request"
 	}
