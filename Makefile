@@ -6,7 +6,7 @@ BIN     := bin/hub
 VERSION ?=
 LDFLAGS := $(if $(VERSION),-X github.com/hub-agents/hub/hub/cli.Version=$(VERSION))
 
-.PHONY: build runners test demo bench lint faults fuzz clean protocol vsix cross
+.PHONY: build runners test demo bench lint check faults fuzz clean protocol vsix cross
 
 build:
 	$(GO) build -buildvcs=auto -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/hub
@@ -61,10 +61,19 @@ cross:
 		GOOS=$${t%/*} GOARCH=$${t#*/} $(GO) vet ./...; \
 	done
 
+## lint: gofmt, go vet, and go.mod/go.sum as `go mod tidy` leaves them, in both modules.
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt: files above need formatting"; exit 1; }
 	$(GO) vet ./...
 	cd hub/temporal && $(GO) vet ./...
+	@$(GO) mod tidy -diff || { echo "go.mod: run go mod tidy"; exit 1; }
+	@cd hub/temporal && $(GO) mod tidy -diff || { echo "hub/temporal/go.mod: run go mod tidy there"; exit 1; }
+
+## check: the contributors' fast lane: lint, then the unit tests with -short (no end-to-end, fault,
+## CLI or benchmark suites; nothing installed). `make test` runs everything, as CI does.
+SLOW_PKGS := /hub/e2e$$|/hub/faults$$|/hub/cli$$|/bench/
+check: lint
+	$(GO) test -short $$($(GO) list ./... | grep -Ev '$(SLOW_PKGS)')
 
 clean:
 	rm -rf bin
