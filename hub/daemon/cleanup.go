@@ -12,7 +12,7 @@ import (
 	"github.com/hub-agents/hub/hub/view"
 )
 
-// cleanup removes an ended job's worktree; the branch stays unless asked.
+// JobCleanup removes an ended job's worktree; the branch stays unless asked.
 // The record stays readable.
 func (s *Server) JobCleanup(ctx context.Context, p protocol.CleanupParams) (*protocol.CleanupResult, error) {
 	j, err := s.st.Job(ctx, p.ID)

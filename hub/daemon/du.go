@@ -12,7 +12,7 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
-// du measures hub's disk use: each job's worktrees, journal, logs and
+// DU measures hub's disk use: each job's worktrees, journal, logs and
 // engine folder, largest first, and HUB_HOME's totals. It only reads.
 func (s *Server) DU(ctx context.Context, _ protocol.DUParams) (*protocol.DUResult, error) {
 	jobs, err := s.st.ListJobs(ctx, nil, "", 0)

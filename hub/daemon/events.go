@@ -40,7 +40,7 @@ func (s *Server) JobEvents(ctx context.Context, p protocol.EventsParams) (*proto
 	return res, nil
 }
 
-// subscribe replays the events after Since (when given), then sends every
+// Subscribe replays the events after Since (when given), then sends every
 // new event and job change. Replay and registration happen under the
 // subscribers' lock, so no event is lost or sent twice between them.
 func (s *Server) Subscribe(ctx context.Context, p protocol.SubscribeParams) (*protocol.SubscribeResult, error) {

@@ -21,7 +21,7 @@ import (
 // maxRetention bounds older_than_s, so it stays a time.Duration.
 const maxRetention = 100 * 365 * 24 * time.Hour
 
-// gc removes what old ended jobs left behind: their worktrees, verify trees,
+// GC removes what old ended jobs left behind: their worktrees, verify trees,
 // engine folders and logs, and their branches once the work is merged (any
 // branch with --force). The records and journals stay. Without apply it
 // changes nothing and says what it would do.

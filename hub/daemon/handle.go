@@ -33,7 +33,7 @@ func (s *Server) Shutdown(context.Context, protocol.Empty) (*protocol.Empty, err
 	return &protocol.Empty{}, nil
 }
 
-// ShimChanged: a shim wrote to the store; fan the news out.
+// ShimChanged is a shim telling the daemon it wrote to the store: the news is fanned out.
 func (s *Server) ShimChanged(context.Context, protocol.ShimChangedParams) (*protocol.Empty, error) {
 	s.poke()
 	return &protocol.Empty{}, nil

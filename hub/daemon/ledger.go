@@ -10,7 +10,7 @@ import (
 	"github.com/hub-agents/hub/internal/micros"
 )
 
-// ledger lists a month's reservations (or one job's) with the month's totals.
+// LedgerList lists a month's reservations (or one job's) with the month's totals.
 func (s *Server) LedgerList(ctx context.Context, p protocol.LedgerParams) (*protocol.LedgerResult, error) {
 	set, err := s.settings()
 	if err != nil {

@@ -98,7 +98,7 @@ func (s *Server) ProfileDefault(ctx context.Context, p protocol.ProfileNameParam
 	return s.ProfileList(ctx, protocol.Empty{})
 }
 
-// providerStatus checks every profile (or the one named) side by side.
+// ProviderStatus checks every profile (or the one named) side by side.
 func (s *Server) ProviderStatus(ctx context.Context, p protocol.ProfileNameParams) (*protocol.ProviderStatusResult, error) {
 	st := s.profiles()
 	ps, def, err := st.List()

@@ -12,7 +12,7 @@ import (
 	"github.com/hub-agents/hub/hub/rpc"
 )
 
-// reply answers the pending question through the job's shim, which owns the
+// JobReply answers the pending question through the job's shim, which owns the
 // question and the worker waiting on it.
 func (s *Server) JobReply(ctx context.Context, p protocol.ReplyParams) (*protocol.ReplyResult, error) {
 	j, err := s.st.Job(ctx, p.ID)

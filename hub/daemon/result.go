@@ -17,7 +17,7 @@ import (
 // now is the daemon's clock (Options.Now), in UTC.
 func (s *Server) now() time.Time { return s.o.Now().UTC() }
 
-// result gives the summary, the full text or the evidence of a job.
+// JobResult gives the summary, the full text or the evidence of a job.
 func (s *Server) JobResult(ctx context.Context, p protocol.ResultParams) (*protocol.ResultResult, error) {
 	j, err := s.st.Job(ctx, p.ID)
 	if err != nil {

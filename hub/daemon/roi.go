@@ -8,7 +8,7 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
-// roi reports what each engine gave for its spend, over the jobs that ended
+// ROIReport reports what each engine gave for its spend, over the jobs that ended
 // since p.Since (default 30 days ago).
 func (s *Server) ROIReport(ctx context.Context, p protocol.ROIParams) (*protocol.ROIResult, error) {
 	until := s.now()

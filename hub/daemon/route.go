@@ -74,7 +74,7 @@ func loadRouting() (router.Weights, error) {
 	return w, nil
 }
 
-// routeExplain is the decision start would make for p, without starting.
+// RouteExplain is the decision start would make for p, without starting.
 func (s *Server) RouteExplain(ctx context.Context, p protocol.StartParams) (*protocol.RouteExplainResult, error) {
 	set, in, err := s.routeInputs(ctx)
 	if err != nil {
@@ -87,7 +87,7 @@ func (s *Server) RouteExplain(ctx context.Context, p protocol.StartParams) (*pro
 	return &protocol.RouteExplainResult{Decision: protocol.RouteView(d), Text: d.Text()}, nil
 }
 
-// routeCalibrate fits routing.json from the jobs that ended in the window.
+// RouteCalibrate fits routing.json from the jobs that ended in the window.
 // Cancelled jobs are left out: a person stopped them, the engine did not fail.
 func (s *Server) RouteCalibrate(ctx context.Context, p protocol.RouteCalibrateParams) (*protocol.RouteCalibrateResult, error) {
 	days := p.SinceDays

@@ -13,7 +13,7 @@ import (
 	"github.com/hub-agents/hub/hub/store"
 )
 
-// start validates everything, then records the job as queued and returns at
+// JobStart validates everything, then records the job as queued and returns at
 // once; the scheduler admits and prepares it after.
 func (s *Server) JobStart(ctx context.Context, p protocol.StartParams) (*protocol.StartResult, error) {
 	set, in, err := s.routeInputs(ctx)
@@ -54,7 +54,7 @@ func (s *Server) JobStart(ctx context.Context, p protocol.StartParams) (*protoco
 		Isolation: j.Isolation, Notes: j.Notes}, nil
 }
 
-// startMany starts each job on its own; one refused item does not stop the others.
+// StartMany starts each job on its own; one refused item does not stop the others.
 func (s *Server) StartMany(ctx context.Context, p protocol.StartManyParams) (*protocol.StartManyResult, error) {
 	if len(p.Jobs) == 0 {
 		return nil, invalid("jobs", "pass at least one job", "jobs is empty")

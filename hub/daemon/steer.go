@@ -9,7 +9,7 @@ import (
 	"github.com/hub-agents/hub/hub/store"
 )
 
-// steer queues a message for the worker; it reaches the worker at its next
+// JobSteer queues a message for the worker; it reaches the worker at its next
 // progress report or tool result, and the journal records when.
 func (s *Server) JobSteer(ctx context.Context, p protocol.SteerParams) (*protocol.SteerResult, error) {
 	j, err := s.st.Job(ctx, p.ID)

@@ -10,7 +10,7 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
-// stop ends a job: a queued one at once, an active one through its shim,
+// JobStop ends a job: a queued one at once, an active one through its shim,
 // which stops the worker's process group, commits what it left and closes
 // the job as cancelled.
 func (s *Server) JobStop(ctx context.Context, p protocol.IDParams) (*protocol.JobStatus, error) {

@@ -25,7 +25,7 @@ func (s *Server) finalCheck(ctx context.Context, p protocol.WaitParams, last *pr
 	return res, nil
 }
 
-// wait returns as soon as every job (or one, with Any) has ended or asks a
+// JobWait returns as soon as every job (or one, with Any) has ended or asks a
 // question newer than Since, or at the timeout with Done false.
 func (s *Server) JobWait(ctx context.Context, p protocol.WaitParams) (*protocol.WaitResult, error) {
 	if len(p.IDs) == 0 {
