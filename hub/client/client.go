@@ -89,6 +89,10 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 	})
 }
 
+// Daemon is the daemon's typed client over c: its calls are c's, sent
+// again as Call sends them.
+func (c *Client) Daemon() protocol.DaemonClient { return protocol.DaemonClient{C: c} }
+
 // errNoRetry is a reconnect that may not be made: sendAgain returns the
 // call's own error.
 var errNoRetry = errors.New("no retry")
@@ -256,10 +260,12 @@ func dial(ctx context.Context, paths config.Paths, o Options) (*Client, error) {
 	if name == "" {
 		name = "hub"
 	}
-	if err := conn.Call(ctx, protocol.MethodInitialize, protocol.InitializeParams{ClientName: name, ProtocolVersion: protocol.Version}, &c.Info); err != nil {
+	info, err := protocol.DaemonClient{C: conn}.Initialize(ctx, protocol.InitializeParams{ClientName: name, ProtocolVersion: protocol.Version})
+	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
+	c.Info = *info
 	return c, nil
 }
 

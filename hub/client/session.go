@@ -76,8 +76,8 @@ func (s *Session) conn(ctx context.Context) (*Client, error) {
 		return nil, err
 	}
 	if s.subscribe {
-		var res protocol.SubscribeResult
-		if err := c.Call(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{Since: s.cursor}, &res); err != nil {
+		res, err := c.Daemon().Subscribe(ctx, protocol.SubscribeParams{Since: s.cursor})
+		if err != nil {
 			c.Close()
 			return nil, err
 		}
@@ -105,6 +105,10 @@ func (s *Session) Call(ctx context.Context, method string, params, result any) e
 		return err
 	})
 }
+
+// Daemon is the daemon's typed client over s: its calls are s's, on a
+// live connection.
+func (s *Session) Daemon() protocol.DaemonClient { return protocol.DaemonClient{C: s} }
 
 // drop forgets c if it is still the current connection.
 func (s *Session) drop(c *Client) {
