@@ -14,14 +14,14 @@ func addCleanup(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "cleanup",
 		Description: "Remove an ended job's worktree.",
-		Annotations: annotate("", protocol.MethodJobCleanup),
+		Annotations: annotate("", protocol.DaemonSpec.JobCleanup),
 		InputSchema: paramsSchema[protocol.CleanupParams](map[string]string{"force": "off-branch or unmerged too"}),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.CleanupParams) (*mcp.CallToolResult, *protocol.CleanupResult, error) {
-		var out protocol.CleanupResult
-		if err := s.call(ctx, protocol.MethodJobCleanup, in, &out); err != nil {
+		out, err := s.daemon().JobCleanup(ctx, in)
+		if err != nil {
 			return nil, nil, err
 		}
-		return text("%s", cleanupText(&out)), &out, nil
+		return text("%s", cleanupText(out)), out, nil
 	})
 }
 

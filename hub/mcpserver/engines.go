@@ -15,13 +15,13 @@ func addEngines(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "engines",
 		Description: "Engines: capacity, month's spend.",
-		Annotations: annotate("", protocol.MethodEngineList),
+		Annotations: annotate("", protocol.DaemonSpec.EngineList),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, *protocol.EnginesResult, error) {
-		var out protocol.EnginesResult
-		if err := s.call(ctx, protocol.MethodEngineList, struct{}{}, &out); err != nil {
+		out, err := s.daemon().EngineList(ctx, protocol.Empty{})
+		if err != nil {
 			return nil, nil, err
 		}
-		return text("%s", enginesText(&out)), &out, nil
+		return text("%s", enginesText(out)), out, nil
 	})
 }
 

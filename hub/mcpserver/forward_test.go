@@ -243,7 +243,7 @@ func TestForward(t *testing.T) {
 		},
 		{
 			name: "engines", tool: "engines",
-			wantMethod: protocol.MethodEngineList, wantParams: struct{}{},
+			wantMethod: protocol.MethodEngineList, wantParams: protocol.Empty{},
 			result: protocol.EnginesResult{Engines: []protocol.EngineInfo{
 				{Name: "exec", Available: true, Version: "1", Capabilities: protocol.EngineCapabilities{Isolation: []protocol.Isolation{protocol.IsolationWorktree, protocol.IsolationIsolated}, Pays: protocol.PaysFree}},
 				{Name: "claude", Reason: "claude not on PATH"}},

@@ -27,17 +27,17 @@ func addLand(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "land",
 		Description: "Merge ended jobs into their base branch, verified first.",
-		Annotations: annotate("", protocol.MethodJobLand),
+		Annotations: annotate("", protocol.DaemonSpec.JobLand),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in landIn) (*mcp.CallToolResult, *protocol.LandResult, error) {
 		p := protocol.LandParams{IDs: in.IDs, Into: in.Into, Order: in.Order, Verify: in.Verify, Resolve: in.Resolve, DryRun: in.DryRun}
 		if in.Squash {
 			p.Mode = protocol.LandSquash
 		}
-		var out protocol.LandResult
-		if err := s.call(ctx, protocol.MethodJobLand, p, &out); err != nil {
+		out, err := s.daemon().JobLand(ctx, p)
+		if err != nil {
 			return nil, nil, err
 		}
-		return text("%s", landText(&out)), &out, nil
+		return text("%s", landText(out)), out, nil
 	})
 }
 

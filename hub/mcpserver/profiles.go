@@ -40,7 +40,7 @@ func addProfiles(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "profiles",
 		Description: "Worker model profiles; change only as your user asks.",
-		Annotations: annotate("", protocol.MethodProfileList, protocol.MethodProfileSet, protocol.MethodProfileRemove, protocol.MethodProfileDefault, protocol.MethodProviderStatus, protocol.MethodProfileLogin),
+		Annotations: annotate("", protocol.DaemonSpec.ProfileList, protocol.DaemonSpec.ProfileSet, protocol.DaemonSpec.ProfileRemove, protocol.DaemonSpec.ProfileDefault, protocol.DaemonSpec.ProviderStatus, protocol.DaemonSpec.ProfileLogin),
 	}, s.profilesTool)
 }
 
@@ -49,8 +49,8 @@ func (s *Server) profilesTool(ctx context.Context, req *mcp.CallToolRequest, in 
 	switch in.Action {
 	case "", "list":
 	case "status":
-		var st protocol.ProviderStatusResult
-		if err := s.call(ctx, protocol.MethodProviderStatus, protocol.ProfileNameParams{Name: in.Name}, &st); err != nil {
+		st, err := s.daemon().ProviderStatus(ctx, protocol.ProfileNameParams{Name: in.Name})
+		if err != nil {
 			return nil, nil, err
 		}
 		out.Status = st.Profiles
@@ -58,11 +58,11 @@ func (s *Server) profilesTool(ctx context.Context, req *mcp.CallToolRequest, in 
 		if in.Name == "" {
 			return nil, nil, &toolErr{"name is required for " + in.Action + ". Pass the profile's name (action list shows them)."}
 		}
-		method := protocol.MethodProfileRemove
+		p, call := protocol.ProfileNameParams{Name: in.Name}, s.daemon().ProfileRemove
 		if in.Action == "default" {
-			method = protocol.MethodProfileDefault
+			call = s.daemon().ProfileDefault
 		}
-		if err := s.call(ctx, method, protocol.ProfileNameParams{Name: in.Name}, nil); err != nil {
+		if _, err := call(ctx, p); err != nil {
 			return nil, nil, err
 		}
 	case "set":
@@ -76,8 +76,8 @@ func (s *Server) profilesTool(ctx context.Context, req *mcp.CallToolRequest, in 
 	default:
 		return nil, nil, &toolErr{fmt.Sprintf("unknown action %q. Use list, status, set, remove, default or login.", in.Action)}
 	}
-	var list protocol.ProfileListResult
-	if err := s.call(ctx, protocol.MethodProfileList, struct{}{}, &list); err != nil {
+	list, err := s.daemon().ProfileList(ctx, protocol.Empty{})
+	if err != nil {
 		return nil, nil, err
 	}
 	out.Profiles, out.Default = list.Profiles, list.Default
@@ -102,8 +102,8 @@ func (s *Server) setProfile(ctx context.Context, req *mcp.CallToolRequest, in pr
 		}
 		p.Key = key
 	}
-	var saved protocol.ProfileInfo
-	if err := s.call(ctx, protocol.MethodProfileSet, p, &saved); err != nil {
+	saved, err := s.daemon().ProfileSet(ctx, p)
+	if err != nil {
 		return nil, err
 	}
 	if saved.Key != "missing" || p.Key != "" {
@@ -133,14 +133,14 @@ func (s *Server) login(ctx context.Context, req *mcp.CallToolRequest, name strin
 		return nil, &toolErr{"name is required for login. Pass the copilot or chatgpt profile's name (action list shows them)."}
 	}
 	if r, ok := req.Params.InputResponses[loginRequest]; ok {
-		var res protocol.ProfileLoginResult
 		if er, _ := r.(*mcp.ElicitResult); er == nil || er.Action != "accept" {
-			if err := s.call(ctx, protocol.MethodProfileLogin, protocol.ProfileLoginParams{Name: name, Cancel: true}, &res); err != nil {
+			if _, err := s.daemon().ProfileLogin(ctx, protocol.ProfileLoginParams{Name: name, Cancel: true}); err != nil {
 				return nil, err
 			}
 			return nil, &toolErr{"The user did not complete the login, so it was cancelled and nothing was stored. Ask whether to try again, or to run `hub profile login " + name + "` in a terminal."}
 		}
-		if err := s.call(ctx, protocol.MethodProfileLogin, protocol.ProfileLoginParams{Name: name, Wait: true, TimeoutS: 20}, &res); err != nil {
+		res, err := s.daemon().ProfileLogin(ctx, protocol.ProfileLoginParams{Name: name, Wait: true, TimeoutS: 20})
+		if err != nil {
 			return nil, err
 		}
 		switch res.State {
@@ -154,8 +154,8 @@ func (s *Server) login(ctx context.Context, req *mcp.CallToolRequest, name strin
 	if !canElicit(req) {
 		return nil, &toolErr{"Your client cannot show the user a login code. Ask them to run `hub profile login " + name + "` in a terminal, then check with profiles action=status."}
 	}
-	var res protocol.ProfileLoginResult
-	if err := s.call(ctx, protocol.MethodProfileLogin, protocol.ProfileLoginParams{Name: name}, &res); err != nil {
+	res, err := s.daemon().ProfileLogin(ctx, protocol.ProfileLoginParams{Name: name})
+	if err != nil {
 		return nil, err
 	}
 	return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{loginRequest: &mcp.ElicitParams{

@@ -46,7 +46,7 @@ func addResult(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "result",
 		Description: "A job's outcome in 10 lines.",
-		Annotations: annotate("", protocol.MethodJobResult, protocol.MethodJobReview),
+		Annotations: annotate("", protocol.DaemonSpec.JobResult, protocol.DaemonSpec.JobReview),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in resultIn) (*mcp.CallToolResult, *resultOut, error) {
 		switch {
 		case in.Trace < 0:
@@ -58,32 +58,32 @@ func addResult(s *Server) {
 		case len(in.IDs) > 0 && (in.ID != "" || in.Full || in.Evidence):
 			return nil, nil, &toolErr{"pass id (with full or evidence) for one job, or ids for a review packet of several, not both."}
 		case len(in.IDs) > 0:
-			var out protocol.ReviewResult
-			if err := s.call(ctx, protocol.MethodJobReview, protocol.ReviewParams{IDs: in.IDs}, &out); err != nil {
+			out, err := s.daemon().JobReview(ctx, protocol.ReviewParams{IDs: in.IDs})
+			if err != nil {
 				return nil, nil, err
 			}
-			return text("%s", out.Text), &resultOut{ReviewResult: &out}, nil
+			return text("%s", out.Text), &resultOut{ReviewResult: out}, nil
 		case in.ID == "":
 			return nil, nil, &toolErr{"pass id, or ids for several jobs."}
 		}
 		p := protocol.ResultParams{ID: in.ID, Full: in.Full, Evidence: in.Evidence}
-		var out protocol.ResultResult
-		if err := s.call(ctx, protocol.MethodJobResult, p, &out); err != nil {
+		out, err := s.daemon().JobResult(ctx, p)
+		if err != nil {
 			return nil, nil, err
 		}
-		return text("%s", resultText(p, &out)), &resultOut{ResultResult: &out}, nil
+		return text("%s", resultText(p, out)), &resultOut{ResultResult: out}, nil
 	})
 }
 
 // traceResult is a page of a job's trace as a compact table, and where the
 // next page starts. Text only: the table is what is cheap to read.
 func (s *Server) traceResult(ctx context.Context, id string, from int) (*mcp.CallToolResult, *resultOut, error) {
-	var tr protocol.TraceResult
-	if err := s.call(ctx, protocol.MethodJobTrace, protocol.TraceParams{ID: id, From: from, Limit: tracePage}, &tr); err != nil {
+	tr, err := s.daemon().JobTrace(ctx, protocol.TraceParams{ID: id, From: from, Limit: tracePage})
+	if err != nil {
 		return nil, nil, err
 	}
 	var b strings.Builder
-	if err := trace.Table(&b, tr, traceSummary); err != nil {
+	if err := trace.Table(&b, *tr, traceSummary); err != nil {
 		return nil, nil, err
 	}
 	if tr.Next > 0 {

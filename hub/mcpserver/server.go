@@ -150,6 +150,16 @@ func addTool[In, Out any](s *Server, t *mcp.Tool, h func(context.Context, *mcp.C
 	})
 }
 
+// daemon is the daemon's typed client for the tools: its calls are call's.
+func (s *Server) daemon() protocol.DaemonClient { return protocol.DaemonClient{C: callFunc(s.call)} }
+
+// callFunc makes a call: a function as a protocol.Caller.
+type callFunc func(ctx context.Context, method string, params, result any) error
+
+func (f callFunc) Call(ctx context.Context, method string, params, result any) error {
+	return f(ctx, method, params, result)
+}
+
 // call forwards one daemon method and turns a failure into a tool error.
 func (s *Server) call(ctx context.Context, method string, params, result any) error {
 	err := s.d.Call(ctx, method, params, result)
@@ -226,15 +236,12 @@ func text(format string, args ...any) *mcp.CallToolResult {
 // supervisor's tools go without, their one-word names being what a person
 // reads anyway, since every byte of tools/list is paid for in the
 // supervisor's context), and derives the hints
-// from the Specs of the methods it calls: read-only and idempotent when all
-// of them are, destructive when any is.
-func annotate(title string, methods ...string) *mcp.ToolAnnotations {
+// from the Specs of the methods it calls (protocol.DaemonSpec's and
+// ShimSpec's, named as the typed clients name the calls): read-only and
+// idempotent when all of them are, destructive when any is.
+func annotate(title string, specs ...protocol.Spec) *mcp.ToolAnnotations {
 	ro, idem, destructive := true, true, false
-	for _, m := range methods {
-		sp, ok := protocol.SpecOf(m)
-		if !ok {
-			panic("mcpserver: no protocol Spec for " + m)
-		}
+	for _, sp := range specs {
 		ro, idem, destructive = ro && sp.ReadOnly, idem && sp.Idempotent, destructive || sp.Destructive
 	}
 	a := &mcp.ToolAnnotations{Title: title, ReadOnlyHint: ro, IdempotentHint: idem}

@@ -53,14 +53,14 @@ func addStart(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "start",
 		Description: "Start a job on its own branch.",
-		Annotations: annotate("", protocol.MethodJobStart),
+		Annotations: annotate("", protocol.DaemonSpec.JobStart),
 		InputSchema: startSchema(),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.StartParams) (*mcp.CallToolResult, *protocol.StartResult, error) {
-		var out protocol.StartResult
-		if err := s.call(ctx, protocol.MethodJobStart, in, &out); err != nil {
+		out, err := s.daemon().JobStart(ctx, in)
+		if err != nil {
 			return nil, nil, err
 		}
-		return text("%s", startText(&out)), &out, nil
+		return text("%s", startText(out)), out, nil
 	})
 }
 

@@ -37,12 +37,12 @@ func addStartMany(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "start_many",
 		Description: "Start independent jobs at once.",
-		Annotations: annotate("", protocol.MethodStartMany),
+		Annotations: annotate("", protocol.DaemonSpec.StartMany),
 		InputSchema: startManySchema(),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in startManyIn) (*mcp.CallToolResult, *startManyOut, error) {
 		p := protocol.StartManyParams{Jobs: in.Jobs}
-		var res protocol.StartManyResult
-		if err := s.call(ctx, protocol.MethodStartMany, p, &res); err != nil {
+		res, err := s.daemon().StartMany(ctx, p)
+		if err != nil {
 			return nil, nil, err
 		}
 		out := &startManyOut{Results: make([]startManyItem, len(res.Results))}

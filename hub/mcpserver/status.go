@@ -13,12 +13,12 @@ func addStatus(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "status",
 		Description: "One job in one line.",
-		Annotations: annotate("", protocol.MethodJobStatus),
+		Annotations: annotate("", protocol.DaemonSpec.JobStatus),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.IDParams) (*mcp.CallToolResult, *protocol.JobStatus, error) {
-		var out protocol.JobStatus
-		if err := s.call(ctx, protocol.MethodJobStatus, in, &out); err != nil {
+		out, err := s.daemon().JobStatus(ctx, in)
+		if err != nil {
 			return nil, nil, err
 		}
-		return text("%s", view.Line(out)), &out, nil
+		return text("%s", view.Line(*out)), out, nil
 	})
 }

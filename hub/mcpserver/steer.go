@@ -12,13 +12,13 @@ func addSteer(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "steer",
 		Description: "Redirect a running job's worker.",
-		Annotations: annotate("", protocol.MethodJobSteer),
+		Annotations: annotate("", protocol.DaemonSpec.JobSteer),
 		InputSchema: paramsSchema[protocol.SteerParams](nil),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.SteerParams) (*mcp.CallToolResult, *protocol.SteerResult, error) {
-		var out protocol.SteerResult
-		if err := s.call(ctx, protocol.MethodJobSteer, in, &out); err != nil {
+		out, err := s.daemon().JobSteer(ctx, in)
+		if err != nil {
 			return nil, nil, err
 		}
-		return text("%s: steering queued; it reaches the worker at its next progress report or tool result", out.ID), &out, nil
+		return text("%s: steering queued; it reaches the worker at its next progress report or tool result", out.ID), out, nil
 	})
 }

@@ -29,14 +29,14 @@ func addStep(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "step",
 		Description: "Check your own step against the repo.",
-		Annotations: annotate("", protocol.MethodStep),
+		Annotations: annotate("", protocol.DaemonSpec.Step),
 		InputSchema: sch,
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in stepIn) (*mcp.CallToolResult, *protocol.StepResult, error) {
-		var out protocol.StepResult
 		p := protocol.StepParams{Claim: in.Claim, Repo: in.Repo, Since: in.Since, Check: in.Check}
-		if err := s.call(ctx, protocol.MethodStep, p, &out); err != nil {
+		out, err := s.daemon().Step(ctx, p)
+		if err != nil {
 			return nil, nil, err
 		}
-		return text("%s\n(job %s, %s)", out.Text, out.ID, view.Cost(out.Cost.USD, out.Cost.Known)), &out, nil
+		return text("%s\n(job %s, %s)", out.Text, out.ID, view.Cost(out.Cost.USD, out.Cost.Known)), out, nil
 	})
 }

@@ -13,12 +13,12 @@ func addStop(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "stop",
 		Description: "Stop a job; its work is kept.",
-		Annotations: annotate("", protocol.MethodJobStop),
+		Annotations: annotate("", protocol.DaemonSpec.JobStop),
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, in protocol.IDParams) (*mcp.CallToolResult, *protocol.JobStatus, error) {
-		var out protocol.JobStatus
-		if err := s.call(ctx, protocol.MethodJobStop, in, &out); err != nil {
+		out, err := s.daemon().JobStop(ctx, in)
+		if err != nil {
 			return nil, nil, err
 		}
-		return text("%s", view.Line(out)), &out, nil
+		return text("%s", view.Line(*out)), out, nil
 	})
 }

@@ -30,12 +30,12 @@ func addWait(s *Server) {
 	addTool(s, &mcp.Tool{
 		Name:        "wait",
 		Description: "Block until the jobs end or need input.",
-		Annotations: annotate("", protocol.MethodJobWait),
+		Annotations: annotate("", protocol.DaemonSpec.JobWait),
 	}, s.wait)
 }
 
 type waitAnswer struct {
-	res protocol.WaitResult
+	res *protocol.WaitResult
 	err error
 }
 
@@ -59,9 +59,8 @@ func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, in waitIn) 
 	defer cancel()
 	done := make(chan waitAnswer, 1)
 	go func() {
-		var a waitAnswer
-		a.err = s.d.Call(cctx, protocol.MethodJobWait, p, &a.res)
-		done <- a
+		res, err := protocol.DaemonClient{C: s.d}.JobWait(cctx, p)
+		done <- waitAnswer{res: res, err: err}
 	}()
 
 	var a waitAnswer
@@ -77,7 +76,7 @@ func (s *Server) wait(ctx context.Context, req *mcp.CallToolRequest, in waitIn) 
 	if a.err != nil {
 		return nil, nil, toolError(a.err)
 	}
-	return text("%s", waitText(&a.res)), &a.res, nil
+	return text("%s", waitText(a.res)), a.res, nil
 }
 
 // progress sends progress notifications until the daemon answers: at most

@@ -37,17 +37,17 @@ func NewWorker(shim Shim, job string, o Options) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "ask_supervisor",
 		Description: "Ask your supervisor a question whose answer is not yours to decide; waits for the reply.",
-		Annotations: annotate("Ask supervisor", protocol.MethodWorkerAsk),
+		Annotations: annotate("Ask supervisor", protocol.ShimSpec.WorkerAsk),
 	}, w.ask)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "report_progress",
 		Description: "Tell your supervisor, in one short line, what milestone you reached; returns any new direction from them.",
-		Annotations: annotate("Report progress", protocol.MethodWorkerProgress),
+		Annotations: annotate("Report progress", protocol.ShimSpec.WorkerProgress),
 	}, w.progress)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "report_blocker",
 		Description: "Tell your supervisor you cannot go on without them (missing access, contradictory requirements); waits for the reply.",
-		Annotations: annotate("Report blocker", protocol.MethodWorkerAsk),
+		Annotations: annotate("Report blocker", protocol.ShimSpec.WorkerAsk),
 	}, w.blocker)
 	return s
 }
@@ -92,8 +92,8 @@ func (w *worker) blocker(ctx context.Context, _ *mcp.CallToolRequest, in blocker
 
 // put asks the supervisor and waits for the answer (or the ask timeout).
 func (w *worker) put(ctx context.Context, kind, text, context, noAnswer string) (*mcp.CallToolResult, any, error) {
-	var res protocol.AskResult
-	if err := w.shim.Call(ctx, protocol.MethodWorkerAsk, protocol.AskParams{Job: w.job, Question: text, Context: context, Kind: kind}, &res); err != nil {
+	res, err := protocol.ShimClient{C: w.shim}.WorkerAsk(ctx, protocol.AskParams{Job: w.job, Question: text, Context: context, Kind: kind})
+	if err != nil {
 		return nil, nil, shimErr(err)
 	}
 	var out string
@@ -106,8 +106,8 @@ func (w *worker) put(ctx context.Context, kind, text, context, noAnswer string) 
 }
 
 func (w *worker) progress(ctx context.Context, _ *mcp.CallToolRequest, in progressIn) (*mcp.CallToolResult, any, error) {
-	var res protocol.ProgressResult
-	if err := w.shim.Call(ctx, protocol.MethodWorkerProgress, protocol.ProgressParams{Job: w.job, Note: in.Note}, &res); err != nil {
+	res, err := protocol.ShimClient{C: w.shim}.WorkerProgress(ctx, protocol.ProgressParams{Job: w.job, Note: in.Note})
+	if err != nil {
 		return nil, nil, shimErr(err)
 	}
 	return text_("noted" + steerText(res.Steer)), nil, nil
@@ -115,8 +115,8 @@ func (w *worker) progress(ctx context.Context, _ *mcp.CallToolRequest, in progre
 
 // steering fetches the steering queued for the job, rendered for a tool result.
 func (w *worker) steering(ctx context.Context, note string) string {
-	var res protocol.ProgressResult
-	if err := w.shim.Call(ctx, protocol.MethodWorkerProgress, protocol.ProgressParams{Job: w.job, Note: note}, &res); err != nil {
+	res, err := protocol.ShimClient{C: w.shim}.WorkerProgress(ctx, protocol.ProgressParams{Job: w.job, Note: note})
+	if err != nil {
 		return ""
 	}
 	return steerText(res.Steer)
