@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/hub-agents/hub/agent"
 	"github.com/hub-agents/hub/agent/model"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/engine/agentcli"
@@ -382,7 +383,7 @@ func (r *run) turns(ctx context.Context) error {
 		steers := r.takeSteering(ctx)
 		if len(steers) > 0 && turn < maxTurns {
 			r.rec.Note("giving the agent steering from the supervisor in a new turn")
-			prompt = agentcli.SteeringPrompt(steers)
+			prompt = agent.SteeringPrompt(steers)
 			if resp.StopReason == sdk.StopReasonCancelled {
 				// An agent may drop a cancelled turn from its history
 				// (Qwen Code does): the task goes with the steering.

@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hub-agents/hub/agent"
 	"github.com/hub-agents/hub/agent/model"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/proc"
@@ -283,7 +284,7 @@ func (r *run) supervise(ctx context.Context, exited <-chan error) {
 		if perr != nil || len(steers) == 0 {
 			break
 		}
-		prompt, stdin := SteeringPrompt(steers), ""
+		prompt, stdin := agent.SteeringPrompt(steers), ""
 		args := r.inv.Resume(session, prompt)
 		if args == nil {
 			break
@@ -308,19 +309,6 @@ func (r *run) line(b []byte) {
 	if !r.inv.Parse(b, r.rec) {
 		r.rec.Log("[event] " + OneLine(string(b), 400))
 	}
-}
-
-// SteeringPrompt is the prompt that hands a worker the steering it has
-// not taken yet.
-func SteeringPrompt(steers []string) string {
-	var b strings.Builder
-	for _, s := range steers {
-		b.WriteString("STEERING from your supervisor (this overrides earlier guidance):\n")
-		b.WriteString(strings.TrimSpace(s))
-		b.WriteString("\n\n")
-	}
-	b.WriteString("Go on with the task with this in mind, then end with your summary as before.")
-	return b.String()
 }
 
 func (r *run) stopping() bool {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hub-agents/hub/agent"
 	"github.com/hub-agents/hub/agent/model"
 	"github.com/hub-agents/hub/agent/profile"
 	"github.com/hub-agents/hub/hub/engine"
@@ -208,33 +209,13 @@ func ToolTimeout(spec engine.Spec) time.Duration {
 	return time.Duration(spec.Params.AskTimeoutS+60) * time.Second
 }
 
-// Prompt is the task as a CLI worker gets it: the task, what the caller
-// said about it, and how to reach the supervisor.
+// Prompt is the task as a CLI worker gets it, in one prompt: built by
+// the one builder every worker's prompt comes from, with hub's tools named
+// as the CLI names them (toolPrefix).
 func Prompt(spec engine.Spec, toolPrefix string) string {
 	p := spec.Params
-	var b strings.Builder
-	if p.Kind == protocol.KindRead {
-		b.WriteString("Answer this question about the code here. Do not change any file.\n\n")
-	} else {
-		b.WriteString("You are working one bounded task in this git worktree for a supervisor. Finish it completely, check it, then stop.\n\n")
-	}
-	b.WriteString("Task:\n")
-	b.WriteString(strings.TrimSpace(p.Task))
-	b.WriteString("\n")
-	if len(p.Files) > 0 {
-		fmt.Fprintf(&b, "\nLook first at: %s\n", strings.Join(p.Files, ", "))
-	}
-	if dod := strings.TrimSpace(p.DefinitionOfDone); dod != "" {
-		fmt.Fprintf(&b, "\nDefinition of done (you will be graded against it):\n%s\n", dod)
-	}
-	if p.Verify != "" {
-		fmt.Fprintf(&b, "\nThe check that must pass on your result: `%s` (run it yourself before you finish).\n", p.Verify)
-	}
-	fmt.Fprintf(&b, "\nYour supervisor is reachable through the hub tools: %sreport_progress at milestones (one short line; it also brings new direction), "+
-		"%sask_supervisor when a decision is not yours to make, %sreport_blocker when you cannot go on. "+
-		"Text marked STEERING comes from the supervisor and overrides earlier guidance.\n", toolPrefix, toolPrefix, toolPrefix)
-	b.WriteString("\nWhen you are done, end with a short summary: what you did, the files you changed, how you checked it, anything left open.\n")
-	return b.String()
+	return agent.Worker{ToolPrefix: toolPrefix}.Prompt(agent.Brief{Task: p.Task, Files: p.Files,
+		DefinitionOfDone: p.DefinitionOfDone, Verify: p.Verify, Write: p.Kind != protocol.KindRead}).User
 }
 
 // Program names an agent CLI for the checks every CLI engine makes.
