@@ -177,8 +177,8 @@ func fleetSection(ctx context.Context, e *env) (*section, error) {
 			p.Jobs = append(p.Jobs, protocol.StartParams{Task: fmt.Sprintf("fleet %d/%d", b, i), Repo: repo, Engine: "exec", Exec: cmd})
 		}
 		t0 := time.Now()
-		var r protocol.StartManyResult
-		if err := e.c.Call(ctx, protocol.MethodStartMany, p, &r); err != nil {
+		r, err := e.c.Daemon().StartMany(ctx, p)
+		if err != nil {
 			return nil, err
 		}
 		many.samples = append(many.samples, ms(time.Since(t0)))
@@ -197,8 +197,8 @@ func fleetSection(ctx context.Context, e *env) (*section, error) {
 				return nil, err
 			}
 		}
-		var wr protocol.WaitResult
-		if err := e.c.Call(ctx, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: 600}, &wr); err != nil {
+		wr, err := e.c.Daemon().JobWait(ctx, protocol.WaitParams{IDs: ids, TimeoutS: 600})
+		if err != nil {
 			return nil, err
 		}
 		got := time.Now()
@@ -277,8 +277,8 @@ func fleetSection(ctx context.Context, e *env) (*section, error) {
 	for i := 0; i < calls; i++ {
 		id := all[rng.IntN(len(all))]
 		t1 := time.Now()
-		var st protocol.JobStatus
-		if err := e.c.Call(ctx, protocol.MethodJobStatus, protocol.IDParams{ID: id}, &st); err != nil {
+		st, err := e.c.Daemon().JobStatus(ctx, protocol.IDParams{ID: id})
+		if err != nil {
 			return nil, err
 		}
 		status.samples = append(status.samples, ms(time.Since(t1)))

@@ -291,8 +291,8 @@ func landFigures(ctx context.Context, e *env, repo string) ([]*figure, error) {
 		var hf, cf, pf float64
 		if err := pair(i, func() error {
 			t0 := time.Now()
-			var res protocol.LandResult
-			if err := e.c.Call(ctx, protocol.MethodJobLand, protocol.LandParams{IDs: ids, Into: "main"}, &res); err != nil {
+			res, err := e.c.Daemon().JobLand(ctx, protocol.LandParams{IDs: ids, Into: "main"})
+			if err != nil {
 				return err
 			}
 			hf = ms(time.Since(t0))

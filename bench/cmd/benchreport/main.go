@@ -165,7 +165,7 @@ func run(out string, runs int, quick bool, only string) error {
 	}
 	defer func() {
 		if e.c != nil {
-			_ = e.c.Call(ctx, protocol.MethodShutdown, struct{}{}, nil)
+			_, _ = e.c.Daemon().Shutdown(ctx, protocol.Empty{})
 			e.c.Close()
 		}
 	}()
@@ -226,8 +226,8 @@ func step(format string, args ...any) {
 
 // startJob starts one job over the protocol and returns its id.
 func (e *env) startJob(ctx context.Context, p protocol.StartParams) (string, error) {
-	var r protocol.StartResult
-	if err := e.c.Call(ctx, protocol.MethodJobStart, p, &r); err != nil {
+	r, err := e.c.Daemon().JobStart(ctx, p)
+	if err != nil {
 		return "", err
 	}
 	return r.ID, nil
@@ -235,8 +235,8 @@ func (e *env) startJob(ctx context.Context, p protocol.StartParams) (string, err
 
 // waitAll waits for jobs and fails unless every one succeeded.
 func (e *env) waitAll(ctx context.Context, ids []string) error {
-	var wr protocol.WaitResult
-	if err := e.c.Call(ctx, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: 600}, &wr); err != nil {
+	wr, err := e.c.Daemon().JobWait(ctx, protocol.WaitParams{IDs: ids, TimeoutS: 600})
+	if err != nil {
 		return err
 	}
 	if !wr.Done {
@@ -254,7 +254,7 @@ func (e *env) waitAll(ctx context.Context, ids []string) error {
 // list stays short across hundreds of runs.
 func (e *env) cleanup(ctx context.Context, ids ...string) error {
 	for _, id := range ids {
-		if err := e.c.Call(ctx, protocol.MethodJobCleanup, protocol.CleanupParams{ID: id, DeleteBranch: true, Force: true}, nil); err != nil {
+		if _, err := e.c.Daemon().JobCleanup(ctx, protocol.CleanupParams{ID: id, DeleteBranch: true, Force: true}); err != nil {
 			return fmt.Errorf("cleanup %s: %w", id, err)
 		}
 	}

@@ -173,8 +173,8 @@ func (r *remoteBench) one(ctx context.Context, queue string, i int) (running, do
 	if err != nil {
 		return 0, 0, err
 	}
-	var wr protocol.WaitResult
-	if err := r.e.c.Call(ctx, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{id}, TimeoutS: 120}, &wr); err != nil {
+	wr, err := r.e.c.Daemon().JobWait(ctx, protocol.WaitParams{IDs: []string{id}, TimeoutS: 120})
+	if err != nil {
 		return 0, 0, err
 	}
 	got := time.Now()

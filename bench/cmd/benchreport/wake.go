@@ -69,8 +69,7 @@ func (e *env) newEditor(ctx context.Context) (*editor, error) {
 	if err != nil {
 		return nil, err
 	}
-	var sr protocol.SubscribeResult
-	if err := c.Call(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{}, &sr); err != nil {
+	if _, err := c.Daemon().Subscribe(ctx, protocol.SubscribeParams{}); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -107,7 +106,7 @@ func wakeSection(ctx context.Context, e *env) (*section, error) {
 			return nil, err
 		}
 		t0 := time.Now()
-		if err := e.c.Call(ctx, protocol.MethodJobSteer, protocol.SteerParams{ID: id, Text: "bench steer"}, nil); err != nil {
+		if _, err := e.c.Daemon().JobSteer(ctx, protocol.SteerParams{ID: id, Text: "bench steer"}); err != nil {
 			return nil, err
 		}
 		var heard time.Time
@@ -116,8 +115,8 @@ func wakeSection(ctx context.Context, e *env) (*section, error) {
 		case <-time.After(10 * time.Second):
 			return nil, fmt.Errorf("the editor never heard the steer of %s", id)
 		}
-		var wr protocol.WaitResult
-		if err := e.c.Call(ctx, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{id}, TimeoutS: 60}, &wr); err != nil {
+		wr, err := e.c.Daemon().JobWait(ctx, protocol.WaitParams{IDs: []string{id}, TimeoutS: 60})
+		if err != nil {
 			return nil, err
 		}
 		got := time.Now()
@@ -163,8 +162,8 @@ moment the client has the answer, the editor's to the moment its terminal ` + "`
 func (e *env) waitRunning(ctx context.Context, id string) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
-		var st protocol.JobStatus
-		if err := e.c.Call(ctx, protocol.MethodJobStatus, protocol.IDParams{ID: id}, &st); err != nil {
+		st, err := e.c.Daemon().JobStatus(ctx, protocol.IDParams{ID: id})
+		if err != nil {
 			return err
 		}
 		switch {
