@@ -180,13 +180,13 @@ func (w *World) Start(repo, command string, tweak ...func(*protocol.StartParams)
 	for _, f := range tweak {
 		f(&p)
 	}
-	return hubtest.Call[protocol.StartResult](w.T, w.Ctx, w.C, protocol.MethodJobStart, p)
+	return hubtest.Daemon(w.T, w.C).JobStart(w.Ctx, p)
 }
 
 // Status is job/status.
 func (w *World) Status(id string) protocol.JobStatus {
 	w.T.Helper()
-	return hubtest.Call[protocol.JobStatus](w.T, w.Ctx, w.C, protocol.MethodJobStatus, protocol.IDParams{ID: id})
+	return hubtest.Daemon(w.T, w.C).JobStatus(w.Ctx, protocol.IDParams{ID: id})
 }
 
 // Until polls job/status until ok holds, or fails the test.
@@ -209,7 +209,7 @@ func (w *World) Until(id string, ok func(protocol.JobStatus) bool) protocol.JobS
 func (w *World) Ended(ids ...string) []protocol.JobStatus {
 	w.T.Helper()
 	for {
-		wr := hubtest.Call[protocol.WaitResult](w.T, w.Ctx, w.C, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: 60})
+		wr := hubtest.Daemon(w.T, w.C).JobWait(w.Ctx, protocol.WaitParams{IDs: ids, TimeoutS: 60})
 		all := len(wr.Jobs) == len(ids)
 		for _, st := range wr.Jobs {
 			all = all && st.State.Terminal()
@@ -226,7 +226,7 @@ func (w *World) Ended(ids ...string) []protocol.JobStatus {
 // Events is the job's journal, oldest first.
 func (w *World) Events(id string) []protocol.Event {
 	w.T.Helper()
-	return hubtest.Call[protocol.EventsResult](w.T, w.Ctx, w.C, protocol.MethodJobEvents, protocol.EventsParams{ID: id}).Events
+	return hubtest.Daemon(w.T, w.C).JobEvents(w.Ctx, protocol.EventsParams{ID: id}).Events
 }
 
 // Store opens the world's store, for what the protocol does not show.
