@@ -23,362 +23,362 @@ func Daemon(t testing.TB, c protocol.Caller) DaemonCalls {
 	return DaemonCalls{t: t, c: protocol.DaemonClient{C: c}}
 }
 
-// Initialize sends protocol.MethodInitialize and fails the test if it fails.
+// Initialize sends initialize and fails the test if it fails.
 func (d DaemonCalls) Initialize(ctx context.Context, p protocol.InitializeParams) protocol.InitializeResult {
 	d.t.Helper()
 	r, err := d.c.Initialize(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodInitialize, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.Initialize.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// Subscribe sends protocol.MethodSubscribe and fails the test if it fails.
+// Subscribe sends events/subscribe and fails the test if it fails.
 func (d DaemonCalls) Subscribe(ctx context.Context, p protocol.SubscribeParams) protocol.SubscribeResult {
 	d.t.Helper()
 	r, err := d.c.Subscribe(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodSubscribe, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.Subscribe.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// JobList sends protocol.MethodJobList and fails the test if it fails.
+// JobList sends job/list and fails the test if it fails.
 func (d DaemonCalls) JobList(ctx context.Context, p protocol.ListParams) protocol.ListResult {
 	d.t.Helper()
 	r, err := d.c.JobList(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodJobList, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.JobList.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// JobStatus sends protocol.MethodJobStatus and fails the test if it fails.
+// JobStatus sends job/status and fails the test if it fails.
 func (d DaemonCalls) JobStatus(ctx context.Context, p protocol.IDParams) protocol.JobStatus {
 	d.t.Helper()
 	r, err := d.c.JobStatus(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodJobStatus, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.JobStatus.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// JobStart sends protocol.MethodJobStart and fails the test if it fails.
+// JobStart sends job/start and fails the test if it fails.
 func (d DaemonCalls) JobStart(ctx context.Context, p protocol.StartParams) protocol.StartResult {
 	d.t.Helper()
 	r, err := d.c.JobStart(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodJobStart, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.JobStart.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// StartMany sends protocol.MethodStartMany and fails the test if it fails.
+// StartMany sends job/startMany and fails the test if it fails.
 func (d DaemonCalls) StartMany(ctx context.Context, p protocol.StartManyParams) protocol.StartManyResult {
 	d.t.Helper()
 	r, err := d.c.StartMany(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodStartMany, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.StartMany.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// JobWait sends protocol.MethodJobWait and fails the test if it fails.
+// JobWait sends job/wait and fails the test if it fails.
 func (d DaemonCalls) JobWait(ctx context.Context, p protocol.WaitParams) protocol.WaitResult {
 	d.t.Helper()
 	r, err := d.c.JobWait(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodJobWait, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.JobWait.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// JobResult sends protocol.MethodJobResult and fails the test if it fails.
+// JobResult sends job/result and fails the test if it fails.
 func (d DaemonCalls) JobResult(ctx context.Context, p protocol.ResultParams) protocol.ResultResult {
 	d.t.Helper()
 	r, err := d.c.JobResult(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodJobResult, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.JobResult.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// JobEvents sends protocol.MethodJobEvents and fails the test if it fails.
+// JobEvents sends job/events and fails the test if it fails.
 func (d DaemonCalls) JobEvents(ctx context.Context, p protocol.EventsParams) protocol.EventsResult {
 	d.t.Helper()
 	r, err := d.c.JobEvents(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodJobEvents, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.JobEvents.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// JobTrace sends protocol.MethodJobTrace and fails the test if it fails.
+// JobTrace sends job/trace and fails the test if it fails.
 func (d DaemonCalls) JobTrace(ctx context.Context, p protocol.TraceParams) protocol.TraceResult {
 	d.t.Helper()
 	r, err := d.c.JobTrace(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodJobTrace, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.JobTrace.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// JobFiles sends protocol.MethodJobFiles and fails the test if it fails.
+// JobFiles sends job/files and fails the test if it fails.
 func (d DaemonCalls) JobFiles(ctx context.Context, p protocol.FilesParams) protocol.FilesResult {
 	d.t.Helper()
 	r, err := d.c.JobFiles(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodJobFiles, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.JobFiles.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// JobFile sends protocol.MethodJobFile and fails the test if it fails.
+// JobFile sends job/file and fails the test if it fails.
 func (d DaemonCalls) JobFile(ctx context.Context, p protocol.FileParams) protocol.FileResult {
 	d.t.Helper()
 	r, err := d.c.JobFile(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodJobFile, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.JobFile.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// JobReply sends protocol.MethodJobReply and fails the test if it fails.
+// JobReply sends job/reply and fails the test if it fails.
 func (d DaemonCalls) JobReply(ctx context.Context, p protocol.ReplyParams) protocol.ReplyResult {
 	d.t.Helper()
 	r, err := d.c.JobReply(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodJobReply, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.JobReply.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// JobSteer sends protocol.MethodJobSteer and fails the test if it fails.
+// JobSteer sends job/steer and fails the test if it fails.
 func (d DaemonCalls) JobSteer(ctx context.Context, p protocol.SteerParams) protocol.SteerResult {
 	d.t.Helper()
 	r, err := d.c.JobSteer(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodJobSteer, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.JobSteer.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// JobStop sends protocol.MethodJobStop and fails the test if it fails.
+// JobStop sends job/stop and fails the test if it fails.
 func (d DaemonCalls) JobStop(ctx context.Context, p protocol.IDParams) protocol.JobStatus {
 	d.t.Helper()
 	r, err := d.c.JobStop(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodJobStop, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.JobStop.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// JobCleanup sends protocol.MethodJobCleanup and fails the test if it fails.
+// JobCleanup sends job/cleanup and fails the test if it fails.
 func (d DaemonCalls) JobCleanup(ctx context.Context, p protocol.CleanupParams) protocol.CleanupResult {
 	d.t.Helper()
 	r, err := d.c.JobCleanup(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodJobCleanup, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.JobCleanup.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// JobMerge sends protocol.MethodJobMerge and fails the test if it fails.
+// JobMerge sends job/merge and fails the test if it fails.
 func (d DaemonCalls) JobMerge(ctx context.Context, p protocol.MergeParams) protocol.MergeResult {
 	d.t.Helper()
 	r, err := d.c.JobMerge(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodJobMerge, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.JobMerge.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// JobLand sends protocol.MethodJobLand and fails the test if it fails.
+// JobLand sends job/land and fails the test if it fails.
 func (d DaemonCalls) JobLand(ctx context.Context, p protocol.LandParams) protocol.LandResult {
 	d.t.Helper()
 	r, err := d.c.JobLand(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodJobLand, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.JobLand.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// JobReview sends protocol.MethodJobReview and fails the test if it fails.
+// JobReview sends job/review and fails the test if it fails.
 func (d DaemonCalls) JobReview(ctx context.Context, p protocol.ReviewParams) protocol.ReviewResult {
 	d.t.Helper()
 	r, err := d.c.JobReview(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodJobReview, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.JobReview.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// Summary sends protocol.MethodSummary and fails the test if it fails.
+// Summary sends hub/summary and fails the test if it fails.
 func (d DaemonCalls) Summary(ctx context.Context, p protocol.Empty) protocol.SummaryResult {
 	d.t.Helper()
 	r, err := d.c.Summary(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodSummary, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.Summary.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// Step sends protocol.MethodStep and fails the test if it fails.
+// Step sends job/step and fails the test if it fails.
 func (d DaemonCalls) Step(ctx context.Context, p protocol.StepParams) protocol.StepResult {
 	d.t.Helper()
 	r, err := d.c.Step(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodStep, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.Step.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// EngineList sends protocol.MethodEngineList and fails the test if it fails.
+// EngineList sends engine/list and fails the test if it fails.
 func (d DaemonCalls) EngineList(ctx context.Context, p protocol.Empty) protocol.EnginesResult {
 	d.t.Helper()
 	r, err := d.c.EngineList(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodEngineList, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.EngineList.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// RouteExplain sends protocol.MethodRouteExplain and fails the test if it fails.
+// RouteExplain sends route/explain and fails the test if it fails.
 func (d DaemonCalls) RouteExplain(ctx context.Context, p protocol.StartParams) protocol.RouteExplainResult {
 	d.t.Helper()
 	r, err := d.c.RouteExplain(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodRouteExplain, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.RouteExplain.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// RouteCalibrate sends protocol.MethodRouteCalibrate and fails the test if it fails.
+// RouteCalibrate sends route/calibrate and fails the test if it fails.
 func (d DaemonCalls) RouteCalibrate(ctx context.Context, p protocol.RouteCalibrateParams) protocol.RouteCalibrateResult {
 	d.t.Helper()
 	r, err := d.c.RouteCalibrate(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodRouteCalibrate, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.RouteCalibrate.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// LedgerList sends protocol.MethodLedgerList and fails the test if it fails.
+// LedgerList sends ledger/list and fails the test if it fails.
 func (d DaemonCalls) LedgerList(ctx context.Context, p protocol.LedgerParams) protocol.LedgerResult {
 	d.t.Helper()
 	r, err := d.c.LedgerList(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodLedgerList, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.LedgerList.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// ROIReport sends protocol.MethodROIReport and fails the test if it fails.
+// ROIReport sends roi/report and fails the test if it fails.
 func (d DaemonCalls) ROIReport(ctx context.Context, p protocol.ROIParams) protocol.ROIResult {
 	d.t.Helper()
 	r, err := d.c.ROIReport(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodROIReport, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.ROIReport.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// DU sends protocol.MethodDU and fails the test if it fails.
+// DU sends hub/du and fails the test if it fails.
 func (d DaemonCalls) DU(ctx context.Context, p protocol.DUParams) protocol.DUResult {
 	d.t.Helper()
 	r, err := d.c.DU(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodDU, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.DU.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// GC sends protocol.MethodGC and fails the test if it fails.
+// GC sends hub/gc and fails the test if it fails.
 func (d DaemonCalls) GC(ctx context.Context, p protocol.GCParams) protocol.GCResult {
 	d.t.Helper()
 	r, err := d.c.GC(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodGC, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.GC.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// ProfileList sends protocol.MethodProfileList and fails the test if it fails.
+// ProfileList sends profile/list and fails the test if it fails.
 func (d DaemonCalls) ProfileList(ctx context.Context, p protocol.Empty) protocol.ProfileListResult {
 	d.t.Helper()
 	r, err := d.c.ProfileList(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodProfileList, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.ProfileList.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// ProfileSet sends protocol.MethodProfileSet and fails the test if it fails.
+// ProfileSet sends profile/set and fails the test if it fails.
 func (d DaemonCalls) ProfileSet(ctx context.Context, p protocol.ProfileSetParams) protocol.ProfileInfo {
 	d.t.Helper()
 	r, err := d.c.ProfileSet(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodProfileSet, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.ProfileSet.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// ProfileRemove sends protocol.MethodProfileRemove and fails the test if it fails.
+// ProfileRemove sends profile/remove and fails the test if it fails.
 func (d DaemonCalls) ProfileRemove(ctx context.Context, p protocol.ProfileNameParams) protocol.ProfileListResult {
 	d.t.Helper()
 	r, err := d.c.ProfileRemove(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodProfileRemove, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.ProfileRemove.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// ProfileDefault sends protocol.MethodProfileDefault and fails the test if it fails.
+// ProfileDefault sends profile/default and fails the test if it fails.
 func (d DaemonCalls) ProfileDefault(ctx context.Context, p protocol.ProfileNameParams) protocol.ProfileListResult {
 	d.t.Helper()
 	r, err := d.c.ProfileDefault(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodProfileDefault, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.ProfileDefault.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// ProviderStatus sends protocol.MethodProviderStatus and fails the test if it fails.
+// ProviderStatus sends provider/status and fails the test if it fails.
 func (d DaemonCalls) ProviderStatus(ctx context.Context, p protocol.ProfileNameParams) protocol.ProviderStatusResult {
 	d.t.Helper()
 	r, err := d.c.ProviderStatus(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodProviderStatus, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.ProviderStatus.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// ProfileLogin sends protocol.MethodProfileLogin and fails the test if it fails.
+// ProfileLogin sends profile/login and fails the test if it fails.
 func (d DaemonCalls) ProfileLogin(ctx context.Context, p protocol.ProfileLoginParams) protocol.ProfileLoginResult {
 	d.t.Helper()
 	r, err := d.c.ProfileLogin(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodProfileLogin, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.ProfileLogin.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// Shutdown sends protocol.MethodShutdown and fails the test if it fails.
+// Shutdown sends hub/shutdown and fails the test if it fails.
 func (d DaemonCalls) Shutdown(ctx context.Context, p protocol.Empty) protocol.Empty {
 	d.t.Helper()
 	r, err := d.c.Shutdown(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodShutdown, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.Shutdown.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }
 
-// ShimChanged sends protocol.MethodShimChanged and fails the test if it fails.
+// ShimChanged sends shim/changed and fails the test if it fails.
 func (d DaemonCalls) ShimChanged(ctx context.Context, p protocol.ShimChangedParams) protocol.Empty {
 	d.t.Helper()
 	r, err := d.c.ShimChanged(ctx, p)
 	if err != nil {
-		d.t.Fatalf("%s: %v (hint: %s)", protocol.MethodShimChanged, err, rpc.HintOf(err))
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.ShimChanged.Method, err, rpc.HintOf(err))
 	}
 	return *r
 }

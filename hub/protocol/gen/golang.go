@@ -31,6 +31,7 @@ var servedParties = []served{
 
 // goMethod is one request as the Go code names it.
 type goMethod struct {
+	Method string // job/start
 	Const  string // MethodJobStart
 	Name   string // JobStart
 	Params string // StartParams
@@ -62,7 +63,7 @@ func goMethods(src *source, party string) ([]goMethod, error) {
 			}
 		}
 		doc, _, _ := strings.Cut(s.Doc, ". ")
-		out = append(out, goMethod{Const: name, Name: strings.TrimPrefix(name, "Method"), Params: pt.Name(), Result: rt.Name(),
+		out = append(out, goMethod{Method: s.Method, Const: name, Name: strings.TrimPrefix(name, "Method"), Params: pt.Name(), Result: rt.Name(),
 			Doc: strings.TrimSuffix(doc, ".") + "."})
 	}
 	return out, nil
@@ -180,8 +181,8 @@ func Daemon(t testing.TB, c protocol.Caller) DaemonCalls {
 }
 `)
 	for _, m := range ms {
-		p("\n// %[1]s sends protocol.%[2]s and fails the test if it fails.\nfunc (d DaemonCalls) %[1]s(ctx context.Context, p protocol.%[3]s) protocol.%[4]s {\n\td.t.Helper()\n\tr, err := d.c.%[1]s(ctx, p)\n\tif err != nil {\n\t\td.t.Fatalf(\"%%s: %%v (hint: %%s)\", protocol.%[2]s, err, rpc.HintOf(err))\n\t}\n\treturn *r\n}\n",
-			m.Name, m.Const, m.Params, m.Result)
+		p("\n// %[1]s sends %[2]s and fails the test if it fails.\nfunc (d DaemonCalls) %[1]s(ctx context.Context, p protocol.%[3]s) protocol.%[4]s {\n\td.t.Helper()\n\tr, err := d.c.%[1]s(ctx, p)\n\tif err != nil {\n\t\td.t.Fatalf(\"%%s: %%v (hint: %%s)\", protocol.DaemonSpec.%[1]s.Method, err, rpc.HintOf(err))\n\t}\n\treturn *r\n}\n",
+			m.Name, m.Method, m.Params, m.Result)
 	}
 	out, err := format.Source(b.Bytes())
 	if err != nil {
