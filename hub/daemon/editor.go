@@ -160,7 +160,7 @@ func (s *Server) JobMerge(ctx context.Context, p protocol.MergeParams) (*protoco
 	} else if err != nil {
 		return nil, internal(err)
 	}
-	if dirty, err := trackedChanges(ctx, top); err != nil {
+	if dirty, err := gitx.TrackedChanges(ctx, top); err != nil {
 		return nil, internal(err)
 	} else if dirty {
 		return nil, wrongState("commit or stash your changes in "+top+", then merge again",
@@ -182,21 +182,6 @@ func (s *Server) JobMerge(ctx context.Context, p protocol.MergeParams) (*protoco
 		s.poke()
 	}
 	return &protocol.MergeResult{ID: j.ID, Branch: j.Branch, Into: into, Commit: head, AlreadyMerged: already}, nil
-}
-
-// trackedChanges reports whether the checkout at dir has changes to tracked
-// files (untracked files do not stop a merge unless they are in its way).
-func trackedChanges(ctx context.Context, dir string) (bool, error) {
-	entries, err := gitx.Status(ctx, dir)
-	if err != nil {
-		return false, err
-	}
-	for _, e := range entries {
-		if e.X != '?' {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 func (s *Server) Summary(ctx context.Context, _ protocol.Empty) (*protocol.SummaryResult, error) {

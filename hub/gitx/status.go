@@ -69,3 +69,18 @@ func splitNUL(b []byte) [][]byte {
 	}
 	return bytes.Split(b, []byte{0})
 }
+
+// TrackedChanges reports whether the checkout at dir has changes to
+// tracked files (staged or not); untracked files do not count.
+func TrackedChanges(ctx context.Context, dir string) (bool, error) {
+	entries, err := Status(ctx, dir)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range entries {
+		if e.X != '?' {
+			return true, nil
+		}
+	}
+	return false, nil
+}
