@@ -80,8 +80,8 @@ func runDemo(ctx context.Context, ios *IO, dir, profileName string) error {
 	for _, peer := range demo.Peers {
 		jobs = append(jobs, protocol.StartParams{Task: peer.Task, Repo: dir, Engine: "exec", Exec: peer.Exec, Verify: peer.Verify})
 	}
-	var many protocol.StartManyResult
-	if err := ios.call(ctx, protocol.MethodStartMany, protocol.StartManyParams{Jobs: jobs}, &many); err != nil {
+	many, err := ios.daemon().StartMany(ctx, protocol.StartManyParams{Jobs: jobs})
+	if err != nil {
 		return err
 	}
 	var ids []string
@@ -97,8 +97,8 @@ func runDemo(ctx context.Context, ios *IO, dir, profileName string) error {
 	if err := watch(ctx, text, ids); err != nil {
 		return err
 	}
-	var res protocol.ResultResult
-	if err := ios.call(ctx, protocol.MethodJobResult, protocol.ResultParams{ID: fix}, &res); err != nil {
+	res, err := ios.daemon().JobResult(ctx, protocol.ResultParams{ID: fix})
+	if err != nil {
 		return err
 	}
 	text.printf("\n%s\n\n", res.Summary)
@@ -108,15 +108,15 @@ func runDemo(ctx context.Context, ios *IO, dir, profileName string) error {
 	for _, line := range conflicts {
 		text.printf("forecast: %s\n", line)
 	}
-	var review protocol.ReviewResult
-	if err := ios.call(ctx, protocol.MethodJobReview, protocol.ReviewParams{IDs: ids}, &review); err != nil {
+	review, err := ios.daemon().JobReview(ctx, protocol.ReviewParams{IDs: ids})
+	if err != nil {
 		return err
 	}
 	text.printf("\nreview:\n  %s\n\n", strings.ReplaceAll(review.Text, "\n", "\n  "))
 	// Land them on main in the order given: each merged onto main's tip and
 	// checked there before main moves; the conflicting one stops alone.
-	var landed protocol.LandResult
-	if err := ios.call(ctx, protocol.MethodJobLand, protocol.LandParams{IDs: ids, Into: "main"}, &landed); err != nil {
+	landed, err := ios.daemon().JobLand(ctx, protocol.LandParams{IDs: ids, Into: "main"})
+	if err != nil {
 		return err
 	}
 	text.printf("land:\n")
@@ -127,7 +127,7 @@ func runDemo(ctx context.Context, ios *IO, dir, profileName string) error {
 	text.printf("three jobs delegated, checked and landed in %s. Look at the work:\n  git -C %s log --oneline --graph main\n  hub result %s --evidence\n",
 		time.Since(t0).Round(time.Millisecond), dir, fix)
 	if ios.JSON {
-		if err := ios.printJSON(demoResult{Repo: dir, Result: res, Review: review, Land: landed}); err != nil {
+		if err := ios.printJSON(demoResult{Repo: dir, Result: *res, Review: *review, Land: *landed}); err != nil {
 			return err
 		}
 	}
@@ -147,8 +147,8 @@ func demoForecast(ctx context.Context, ios *IO, ids []string) []string {
 		pairs := map[[2]string]int{}
 		all := true
 		for _, id := range ids {
-			var st protocol.JobStatus
-			if err := ios.call(ctx, protocol.MethodJobStatus, protocol.IDParams{ID: id}, &st); err != nil || st.Forecast == nil {
+			st, err := ios.daemon().JobStatus(ctx, protocol.IDParams{ID: id})
+			if err != nil || st.Forecast == nil {
 				all = false
 				continue
 			}

@@ -31,8 +31,8 @@ func newEventsCmd(ios *IO) *cobra.Command {
 			enc := json.NewEncoder(ios.Out)
 			enc.SetEscapeHTML(false)
 			for {
-				var res protocol.EventsResult
-				if err := ios.call(cmd.Context(), protocol.MethodJobEvents, p, &res); err != nil {
+				res, err := ios.daemon().JobEvents(cmd.Context(), p)
+				if err != nil {
 					return err
 				}
 				for _, e := range res.Events {

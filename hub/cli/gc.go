@@ -18,14 +18,14 @@ func newDUCmd(ios *IO) *cobra.Command {
 		Short: "Disk use per job (worktree, logs, engine folder), largest first, and HUB_HOME's totals",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var res protocol.DUResult
-			if err := ios.call(cmd.Context(), protocol.MethodDU, protocol.DUParams{}, &res); err != nil {
+			res, err := ios.daemon().DU(cmd.Context(), protocol.DUParams{})
+			if err != nil {
 				return err
 			}
 			if ios.JSON {
 				return ios.printJSON(res)
 			}
-			printDU(ios, res)
+			printDU(ios, *res)
 			return nil
 		},
 	}
@@ -88,8 +88,8 @@ func newGCCmd(ios *IO) *cobra.Command {
 }
 
 func runGC(cmd *cobra.Command, ios *IO, p protocol.GCParams) error {
-	var res protocol.GCResult
-	if err := ios.call(cmd.Context(), protocol.MethodGC, p, &res); err != nil {
+	res, err := ios.daemon().GC(cmd.Context(), p)
+	if err != nil {
 		return err
 	}
 	if ios.JSON {
@@ -97,7 +97,7 @@ func runGC(cmd *cobra.Command, ios *IO, p protocol.GCParams) error {
 			return err
 		}
 	} else {
-		printGC(ios, res)
+		printGC(ios, *res)
 	}
 	if res.Failed > 0 {
 		return withCode(ExitError, fmt.Errorf("%d removals failed; what failed is still there", res.Failed))

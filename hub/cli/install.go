@@ -471,8 +471,7 @@ func checkHub(ctx context.Context, bin string) install.Report {
 	}
 	add("daemon", st, fix, "pid %d answers for %s (version %s)", c.Info.PID, c.Info.Home, c.Info.ServerVersion)
 
-	var engines protocol.EnginesResult
-	if err := c.Call(ctx, protocol.MethodEngineList, struct{}{}, &engines); err != nil {
+	if engines, err := c.Daemon().EngineList(ctx, protocol.Empty{}); err != nil {
 		add("engines", install.Fail, "", "the daemon cannot list its engines: %v", err)
 	} else {
 		var on, off []string
@@ -494,8 +493,7 @@ func checkHub(ctx context.Context, bin string) install.Report {
 		}
 	}
 
-	var profiles protocol.ProfileListResult
-	switch err := c.Call(ctx, protocol.MethodProfileList, struct{}{}, &profiles); {
+	switch profiles, err := c.Daemon().ProfileList(ctx, protocol.Empty{}); {
 	case err != nil:
 		add("profile", install.Fail, "", "the daemon cannot list the profiles: %v", err)
 	case profiles.Default == "":

@@ -89,8 +89,8 @@ func runStart(cmd *cobra.Command, ios *IO, p protocol.StartParams) error {
 	if err := absPaths(&p); err != nil {
 		return err
 	}
-	var res protocol.StartResult
-	if err := ios.call(cmd.Context(), protocol.MethodJobStart, p, &res); err != nil {
+	res, err := ios.daemon().JobStart(cmd.Context(), p)
+	if err != nil {
 		return err
 	}
 	if ios.JSON {
@@ -133,8 +133,8 @@ func newStartManyCmd(ios *IO) *cobra.Command {
 					return err
 				}
 			}
-			var res protocol.StartManyResult
-			if err := ios.call(cmd.Context(), protocol.MethodStartMany, p, &res); err != nil {
+			res, err := ios.daemon().StartMany(cmd.Context(), p)
+			if err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -177,9 +177,9 @@ func newWaitCmd(ios *IO) *cobra.Command {
 		Short: "Wait until the jobs end or ask a question",
 		Args:  minArgs(1, "one or more job ids"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var res protocol.WaitResult
 			p := protocol.WaitParams{IDs: args, Any: o.any, TimeoutS: o.timeout.Seconds(), Since: o.since}
-			if err := ios.call(cmd.Context(), protocol.MethodJobWait, p, &res); err != nil {
+			res, err := ios.daemon().JobWait(cmd.Context(), p)
+			if err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -199,7 +199,7 @@ func newWaitCmd(ios *IO) *cobra.Command {
 					}
 				}
 			}
-			return waitExit(res)
+			return waitExit(*res)
 		},
 	}
 	cmd.Flags().BoolVar(&o.any, "any", false, "return when the first job is ready")
@@ -251,14 +251,14 @@ func newStatusCmd(ios *IO) *cobra.Command {
 		Short: "Show a job in one line",
 		Args:  exactArgs(1, "a job id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var st protocol.JobStatus
-			if err := ios.call(cmd.Context(), protocol.MethodJobStatus, protocol.IDParams{ID: args[0]}, &st); err != nil {
+			st, err := ios.daemon().JobStatus(cmd.Context(), protocol.IDParams{ID: args[0]})
+			if err != nil {
 				return err
 			}
 			if ios.JSON {
 				return ios.printJSON(st)
 			}
-			ios.printf("%s\n", view.Line(st))
+			ios.printf("%s\n", view.Line(*st))
 			if st.Question != nil {
 				ios.printf("question %s: %s\n", st.Question.ID, st.Question.Text)
 			}
@@ -275,8 +275,8 @@ func newResultCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(1, "a job id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p.ID = args[0]
-			var res protocol.ResultResult
-			if err := ios.call(cmd.Context(), protocol.MethodJobResult, p, &res); err != nil {
+			res, err := ios.daemon().JobResult(cmd.Context(), p)
+			if err != nil {
 				return err
 			}
 			switch {
@@ -317,8 +317,8 @@ func newReplyCmd(ios *IO) *cobra.Command {
 		Short: "Answer a worker's pending question",
 		Args:  exactArgs(2, "a job id and the answer"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var res protocol.ReplyResult
-			if err := ios.call(cmd.Context(), protocol.MethodJobReply, protocol.ReplyParams{ID: args[0], QuestionID: qid, Text: args[1]}, &res); err != nil {
+			res, err := ios.daemon().JobReply(cmd.Context(), protocol.ReplyParams{ID: args[0], QuestionID: qid, Text: args[1]})
+			if err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -338,8 +338,8 @@ func newSteerCmd(ios *IO) *cobra.Command {
 		Short: "Redirect a running worker",
 		Args:  exactArgs(2, "a job id and the message"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var res protocol.SteerResult
-			if err := ios.call(cmd.Context(), protocol.MethodJobSteer, protocol.SteerParams{ID: args[0], Text: args[1]}, &res); err != nil {
+			res, err := ios.daemon().JobSteer(cmd.Context(), protocol.SteerParams{ID: args[0], Text: args[1]})
+			if err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -357,14 +357,14 @@ func newStopCmd(ios *IO) *cobra.Command {
 		Short: "Stop a job; its work so far is committed",
 		Args:  exactArgs(1, "a job id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var st protocol.JobStatus
-			if err := ios.call(cmd.Context(), protocol.MethodJobStop, protocol.IDParams{ID: args[0]}, &st); err != nil {
+			st, err := ios.daemon().JobStop(cmd.Context(), protocol.IDParams{ID: args[0]})
+			if err != nil {
 				return err
 			}
 			if ios.JSON {
 				return ios.printJSON(st)
 			}
-			ios.printf("%s\n", view.Line(st))
+			ios.printf("%s\n", view.Line(*st))
 			return nil
 		},
 	}
@@ -378,14 +378,14 @@ func newCleanupCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(1, "a job id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p.ID = args[0]
-			var res protocol.CleanupResult
-			if err := ios.call(cmd.Context(), protocol.MethodJobCleanup, p, &res); err != nil {
+			res, err := ios.daemon().JobCleanup(cmd.Context(), p)
+			if err != nil {
 				return err
 			}
 			if ios.JSON {
 				return ios.printJSON(res)
 			}
-			ios.printf("%s\n", cleanupLine(res))
+			ios.printf("%s\n", cleanupLine(*res))
 			return nil
 		},
 	}
@@ -408,8 +408,8 @@ func newJobsCmd(ios *IO) *cobra.Command {
 				}
 				p.States = append(p.States, protocol.State(s))
 			}
-			var res protocol.ListResult
-			if err := ios.call(cmd.Context(), protocol.MethodJobList, p, &res); err != nil {
+			res, err := ios.daemon().JobList(cmd.Context(), p)
+			if err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -432,8 +432,8 @@ func newEnginesCmd(ios *IO) *cobra.Command {
 		Short: "List engines, what they can enforce, and this month's spend",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var res protocol.EnginesResult
-			if err := ios.call(cmd.Context(), protocol.MethodEngineList, struct{}{}, &res); err != nil {
+			res, err := ios.daemon().EngineList(cmd.Context(), protocol.Empty{})
+			if err != nil {
 				return err
 			}
 			if ios.JSON {

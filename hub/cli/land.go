@@ -31,8 +31,8 @@ func newLandCmd(ios *IO) *cobra.Command {
 				p.Mode = protocol.LandRebase
 			}
 			p.VerifyTimeoutS = seconds(timeout)
-			var res protocol.LandResult
-			if err := ios.call(cmd.Context(), protocol.MethodJobLand, p, &res); err != nil {
+			res, err := ios.daemon().JobLand(cmd.Context(), p)
+			if err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -45,7 +45,7 @@ func newLandCmd(ios *IO) *cobra.Command {
 				}
 				ios.printf("%s\n", res.Line)
 			}
-			return landExit(res)
+			return landExit(*res)
 		},
 	}
 	f := cmd.Flags()
@@ -92,8 +92,8 @@ func newReviewCmd(ios *IO) *cobra.Command {
 				}
 				p.Repo = top
 			}
-			var res protocol.ReviewResult
-			if err := ios.call(cmd.Context(), protocol.MethodJobReview, p, &res); err != nil {
+			res, err := ios.daemon().JobReview(cmd.Context(), p)
+			if err != nil {
 				return err
 			}
 			if ios.JSON {

@@ -27,14 +27,14 @@ func newLedgerCmd(ios *IO) *cobra.Command {
 				}
 				p.Month = m
 			}
-			var res protocol.LedgerResult
-			if err := ios.call(cmd.Context(), protocol.MethodLedgerList, p, &res); err != nil {
+			res, err := ios.daemon().LedgerList(cmd.Context(), p)
+			if err != nil {
 				return err
 			}
 			if ios.JSON {
 				return ios.printJSON(res)
 			}
-			ios.printf("%s", money.LedgerText(res))
+			ios.printf("%s", money.LedgerText(*res))
 			return nil
 		},
 	}
@@ -55,14 +55,14 @@ func newROICmd(ios *IO) *cobra.Command {
 			if err != nil {
 				return &usageError{fmt.Errorf("bad --since: %v", err)}
 			}
-			var res protocol.ROIResult
-			if err := ios.call(cmd.Context(), protocol.MethodROIReport, protocol.ROIParams{Since: from}, &res); err != nil {
+			res, err := ios.daemon().ROIReport(cmd.Context(), protocol.ROIParams{Since: from})
+			if err != nil {
 				return err
 			}
 			if ios.JSON {
 				return ios.printJSON(res)
 			}
-			ios.printf("%s", money.ROIText(res))
+			ios.printf("%s", money.ROIText(*res))
 			return nil
 		},
 	}

@@ -73,14 +73,14 @@ func runProfileSet(cmd *cobra.Command, ios *IO, o *profileSetOptions) error {
 			return &usageError{fmt.Errorf("--key-stdin read no key; pipe it in: printf %%s \"$KEY\" | hub profile set %s --key-stdin …", o.p.Name)}
 		}
 	}
-	var res protocol.ProfileInfo
-	if err := ios.call(cmd.Context(), protocol.MethodProfileSet, params, &res); err != nil {
+	res, err := ios.daemon().ProfileSet(cmd.Context(), params)
+	if err != nil {
 		return err
 	}
 	if ios.JSON {
 		return ios.printJSON(res)
 	}
-	ios.printf("%s\n", profileLine(res))
+	ios.printf("%s\n", profileLine(*res))
 	return nil
 }
 
@@ -90,11 +90,11 @@ func newProfileListCmd(ios *IO) *cobra.Command {
 		Short: "List the profiles (keys are never shown, only where they come from)",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var res protocol.ProfileListResult
-			if err := ios.call(cmd.Context(), protocol.MethodProfileList, struct{}{}, &res); err != nil {
+			res, err := ios.daemon().ProfileList(cmd.Context(), protocol.Empty{})
+			if err != nil {
 				return err
 			}
-			return printProfiles(ios, res)
+			return printProfiles(ios, *res)
 		},
 	}
 }
@@ -152,11 +152,11 @@ func newProfileRemoveCmd(ios *IO) *cobra.Command {
 		Short: "Remove a profile (its key stays in the env file; its login's tokens are removed)",
 		Args:  exactArgs(1, "a profile name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var res protocol.ProfileListResult
-			if err := ios.call(cmd.Context(), protocol.MethodProfileRemove, protocol.ProfileNameParams{Name: args[0]}, &res); err != nil {
+			res, err := ios.daemon().ProfileRemove(cmd.Context(), protocol.ProfileNameParams{Name: args[0]})
+			if err != nil {
 				return err
 			}
-			return printProfiles(ios, res)
+			return printProfiles(ios, *res)
 		},
 	}
 }
@@ -167,11 +167,11 @@ func newProfileDefaultCmd(ios *IO) *cobra.Command {
 		Short: "Make NAME the profile builtin jobs use when they name none",
 		Args:  exactArgs(1, "a profile name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var res protocol.ProfileListResult
-			if err := ios.call(cmd.Context(), protocol.MethodProfileDefault, protocol.ProfileNameParams{Name: args[0]}, &res); err != nil {
+			res, err := ios.daemon().ProfileDefault(cmd.Context(), protocol.ProfileNameParams{Name: args[0]})
+			if err != nil {
 				return err
 			}
-			return printProfiles(ios, res)
+			return printProfiles(ios, *res)
 		},
 	}
 }
@@ -187,8 +187,8 @@ func newProviderCmd(ios *IO) *cobra.Command {
 			if len(args) == 1 {
 				p.Name = args[0]
 			}
-			var res protocol.ProviderStatusResult
-			if err := ios.call(cmd.Context(), protocol.MethodProviderStatus, p, &res); err != nil {
+			res, err := ios.daemon().ProviderStatus(cmd.Context(), p)
+			if err != nil {
 				return err
 			}
 			bad := 0
@@ -240,8 +240,8 @@ login as it starts (verification_uri, user_code) and as it ends (state, detail).
 			// --json: one line as the login starts (address and code), one as it ends.
 			enc := json.NewEncoder(ios.Out)
 			enc.SetEscapeHTML(false)
-			var res protocol.ProfileLoginResult
-			if err := ios.call(cmd.Context(), protocol.MethodProfileLogin, protocol.ProfileLoginParams{Name: name}, &res); err != nil {
+			res, err := ios.daemon().ProfileLogin(cmd.Context(), protocol.ProfileLoginParams{Name: name})
+			if err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -252,9 +252,11 @@ login as it starts (verification_uri, user_code) and as it ends (state, detail).
 				ios.printf("To log profile %s in, open %s in a browser and enter the code\n\n    %s\n\n(it expires in %s). Waiting for the login…\n",
 					name, res.VerificationURI, res.UserCode, time.Duration(res.ExpiresInS)*time.Second)
 			}
-			if err := ios.call(cmd.Context(), protocol.MethodProfileLogin, protocol.ProfileLoginParams{Name: name, Wait: true}, &res); err != nil {
+			end, err := ios.daemon().ProfileLogin(cmd.Context(), protocol.ProfileLoginParams{Name: name, Wait: true})
+			if err != nil {
 				return fmt.Errorf("lost the daemon while waiting for the login (%w); run hub profile login %s again", err, name)
 			}
+			res = loginEnd(*res, *end)
 			if ios.JSON {
 				if err := enc.Encode(res); err != nil {
 					return err
@@ -271,4 +273,23 @@ login as it starts (verification_uri, user_code) and as it ends (state, detail).
 			return withCode(ExitError, fmt.Errorf("login %s: %s", res.State, res.Detail))
 		},
 	}
+}
+
+// loginEnd is a login's end over its start: what the end leaves out (the
+// address, the code and their expiry, once the login ended) stays the
+// start's, so the --json line as it ends names them too.
+func loginEnd(start, end protocol.ProfileLoginResult) *protocol.ProfileLoginResult {
+	if end.VerificationURI == "" {
+		end.VerificationURI = start.VerificationURI
+	}
+	if end.UserCode == "" {
+		end.UserCode = start.UserCode
+	}
+	if end.ExpiresInS == 0 {
+		end.ExpiresInS = start.ExpiresInS
+	}
+	if end.Detail == "" {
+		end.Detail = start.Detail
+	}
+	return &end
 }

@@ -109,6 +109,17 @@ func (s *IO) call(ctx context.Context, method string, params, result any) error 
 	return c.Call(ctx, method, params, result)
 }
 
+// daemon is the daemon's typed client whose every call connects, makes the
+// call and closes (call).
+func (s *IO) daemon() protocol.DaemonClient { return protocol.DaemonClient{C: callFunc(s.call)} }
+
+// callFunc makes a call: a function as a protocol.Caller.
+type callFunc func(ctx context.Context, method string, params, result any) error
+
+func (f callFunc) Call(ctx context.Context, method string, params, result any) error {
+	return f(ctx, method, params, result)
+}
+
 // printJSON writes v as indented JSON.
 func (s *IO) printJSON(v any) error {
 	enc := json.NewEncoder(s.Out)

@@ -33,8 +33,8 @@ func newRouteExplainCmd(ios *IO) *cobra.Command {
 			if err := absPaths(&p); err != nil {
 				return err
 			}
-			var res protocol.RouteExplainResult
-			if err := ios.call(cmd.Context(), protocol.MethodRouteExplain, p, &res); err != nil {
+			res, err := ios.daemon().RouteExplain(cmd.Context(), p)
+			if err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -66,8 +66,8 @@ func newRouteCalibrateCmd(ios *IO) *cobra.Command {
 		Short: "Fit success, time and cost per engine and job kind from hub's history into routing.json, and show what changed",
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var res protocol.RouteCalibrateResult
-			if err := ios.call(cmd.Context(), protocol.MethodRouteCalibrate, p, &res); err != nil {
+			res, err := ios.daemon().RouteCalibrate(cmd.Context(), p)
+			if err != nil {
 				return err
 			}
 			if ios.JSON {

@@ -168,7 +168,7 @@ is gone, so the next command starts a new daemon. Running jobs go on in their sh
 			pid := c.Info.PID
 			// The daemon may close the connection before its answer is out:
 			// either way it is going, which is what was asked.
-			if err := c.Conn.Call(cmd.Context(), protocol.MethodShutdown, struct{}{}, nil); err != nil &&
+			if _, err := (protocol.DaemonClient{C: c.Conn}).Shutdown(cmd.Context(), protocol.Empty{}); err != nil &&
 				!errors.Is(err, jsonrpc2.ErrClosed) && client.Code(err) != protocol.CodeShuttingDown {
 				return err
 			}

@@ -47,8 +47,8 @@ Exit 3 when the claim and the state disagree or the narration failed, 4 when
 			if abs, err := filepath.Abs(p.Repo); err == nil {
 				p.Repo = abs
 			}
-			var res protocol.StepResult
-			if err := ios.call(cmd.Context(), protocol.MethodStep, p, &res); err != nil {
+			res, err := ios.daemon().Step(cmd.Context(), p)
+			if err != nil {
 				return err
 			}
 			if ios.JSON {

@@ -26,14 +26,14 @@ func newTraceCmd(ios *IO) *cobra.Command {
 			if p.From < 0 || p.Limit < 0 {
 				return &usageError{fmt.Errorf("--from and --limit take 1 or more (leave them out for the whole trace)")}
 			}
-			var res protocol.TraceResult
-			if err := ios.call(cmd.Context(), protocol.MethodJobTrace, p, &res); err != nil {
+			res, err := ios.daemon().JobTrace(cmd.Context(), p)
+			if err != nil {
 				return err
 			}
 			if ios.JSON {
 				return ios.printJSON(res)
 			}
-			return trace.Table(ios.Out, res, traceSummary)
+			return trace.Table(ios.Out, *res, traceSummary)
 		},
 	}
 	cmd.Flags().IntVar(&p.From, "from", 0, "start at this step (default 1)")

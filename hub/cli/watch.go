@@ -76,15 +76,16 @@ func watch(ctx context.Context, ios *IO, ids []string) error {
 		return err
 	}
 	defer c.Close()
-	if err := c.Call(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{}, nil); err != nil {
+	d := protocol.DaemonClient{C: c}
+	if _, err := d.Subscribe(ctx, protocol.SubscribeParams{}); err != nil {
 		return err
 	}
 	for _, id := range ids {
-		var st protocol.JobStatus
-		if err := c.Call(ctx, protocol.MethodJobStatus, protocol.IDParams{ID: id}, &st); err != nil {
+		st, err := d.JobStatus(ctx, protocol.IDParams{ID: id})
+		if err != nil {
 			return err
 		}
-		show(st)
+		show(*st)
 	}
 	select {
 	case <-done:

@@ -43,8 +43,8 @@ func newAskCmd(ios *IO) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			var res protocol.AskResult
-			if err := c.Call(cmd.Context(), protocol.MethodWorkerAsk, protocol.AskParams{Job: id, Question: args[0], Context: context_, Kind: kind}, &res); err != nil {
+			res, err := protocol.ShimClient{C: c}.WorkerAsk(cmd.Context(), protocol.AskParams{Job: id, Question: args[0], Context: context_, Kind: kind})
+			if err != nil {
 				return err
 			}
 			if ios.JSON {
@@ -82,8 +82,8 @@ func newProgressCmd(ios *IO) *cobra.Command {
 				return err
 			}
 			defer c.Close()
-			var res protocol.ProgressResult
-			if err := c.Call(cmd.Context(), protocol.MethodWorkerProgress, protocol.ProgressParams{Job: id, Note: note}, &res); err != nil {
+			res, err := protocol.ShimClient{C: c}.WorkerProgress(cmd.Context(), protocol.ProgressParams{Job: id, Note: note})
+			if err != nil {
 				return err
 			}
 			if ios.JSON {
