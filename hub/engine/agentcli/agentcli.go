@@ -8,9 +8,14 @@
 // kept in the worker log and is never fatal. When steering is queued and the
 // CLI ended without taking it, the session is resumed with it.
 //
-// The engines claude, codex and opencode are thin on top: how to invoke,
-// how to write the config home, how to read the stream. This package must
-// never let a run outlive Stop, nor report a cost it did not read or price.
+// Every agent CLI engine is a CLI table made an engine by New: the program
+// and how to install it, the profile providers it speaks, how far hub's
+// isolation levels hold it, how it names hub's tools; its Launch is all
+// that is its own (claude, codex and opencode: their flags and config
+// files, and a parser of their stream for Start; acp: its protocol). The
+// task prompt is agent.Worker's, the one every worker's comes from. This
+// package must never let a run outlive Stop, nor report a cost it did not
+// read or price.
 package agentcli
 
 import (

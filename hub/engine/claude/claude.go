@@ -10,7 +10,6 @@ package claude
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,37 +30,20 @@ const Name = "claude"
 const PathEnv = "HUB_CLAUDE"
 
 // Options configure the engine.
-type Options struct {
-	// ConfigDir holds hub's profiles, env and prices (required).
-	ConfigDir string
-}
-
-// Engine is the claude engine. It is safe for concurrent use.
-type Engine struct{ o Options }
+type Options = agentcli.Options
 
 // New returns the engine.
-func New(o Options) *Engine { return &Engine{o: o} }
+func New(o Options) *agentcli.Engine { return agentcli.New(cli, o) }
 
-func (*Engine) Name() string { return Name }
-
-func (*Engine) Capabilities() protocol.EngineCapabilities {
-	c := protocol.EngineCapabilities{Isolation: []protocol.Isolation{protocol.IsolationWorktree}, ReadOnly: true, Pays: protocol.PaysAPI}
-	engine.AddIsolatedLevel(&c, "Claude Code", "")
-	return c
-}
-
-// program is Claude Code, for the checks every CLI engine makes.
-var program = agentcli.Program{Engine: Name, Binary: "claude", PathEnv: PathEnv, Product: "Claude Code",
-	Install: "npm install -g @anthropic-ai/claude-code"}
-
-func (e *Engine) Probe(ctx context.Context) engine.Availability { return program.Probe(ctx) }
-
-func (e *Engine) Check(spec protocol.StartParams) error {
-	if err := program.Check(spec); err != nil {
-		return err
-	}
-	_, _, err := agentcli.Profile(e.o.ConfigDir, spec.Profile, profile.Anthropic)
-	return err
+// cli is Claude Code as hub runs it: on an Anthropic profile, whole inside
+// hub's sandbox at isolated, with hub's tools as mcp__hub__<tool>.
+var cli = agentcli.CLI{
+	Program: agentcli.Program{Engine: Name, Binary: "claude", PathEnv: PathEnv, Product: "Claude Code",
+		Install: "npm install -g @anthropic-ai/claude-code"},
+	Providers:  []string{profile.Anthropic},
+	Isolated:   true,
+	ToolPrefix: "mcp__hub__",
+	Launch:     launch,
 }
 
 // tools a write job may use without asking; a read job gets the readers only.
@@ -70,34 +52,21 @@ var (
 	readTools  = []string{"Read", "Glob", "Grep", "LS", "mcp__hub"}
 )
 
-func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error) {
-	path, err := agentcli.Find("claude", PathEnv)
-	if err != nil {
-		return nil, err
-	}
-	p, key, err := agentcli.Profile(e.o.ConfigDir, spec.Params.Profile, profile.Anthropic)
-	if err != nil {
-		return nil, err
-	}
-	m := p.Model
-	if spec.Params.Model != "" {
-		m = spec.Params.Model
-	}
+// launch runs `claude -p` with hub's MCP server in a config of its own.
+func launch(ctx context.Context, j *agentcli.Job) (engine.Run, error) {
+	spec := j.Spec
 	// Claude Code adds /v1/messages to its base URL; profiles keep the /v1.
-	base := strings.TrimSuffix(agentcli.BaseURL(p), "/v1")
+	base := strings.TrimSuffix(j.BaseURL, "/v1")
 	timeout := agentcli.ToolTimeout(spec)
-	home, env, err := agentcli.Home(spec,
-		"ANTHROPIC_BASE_URL="+base, "ANTHROPIC_API_KEY="+key,
+	env := append(j.Env,
+		"ANTHROPIC_BASE_URL="+base, "ANTHROPIC_API_KEY="+j.Key,
 		"CLAUDE_CONFIG_DIR="+filepath.Join(spec.Scratch, "home", ".claude"),
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", // no telemetry, no update checks: only the model endpoint
 		"ENABLE_TOOL_SEARCH=false",                   // hub's tools up front, not behind a search
 		"MCP_TOOL_TIMEOUT="+strconv.FormatInt(timeout.Milliseconds(), 10),
 		"CLAUDE_CODE_MAX_RETRIES=4")
-	if err != nil {
-		return nil, err
-	}
 	w := agentcli.Worker(spec)
-	mcpConfig := filepath.Join(home, "hub-mcp.json")
+	mcpConfig := filepath.Join(j.Home, "hub-mcp.json")
 	b, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"hub": map[string]any{
 		"type": "stdio", "command": w.Command, "args": w.Args, "env": w.Env}}}, "", "  ")
 	if err := os.WriteFile(mcpConfig, b, 0o600); err != nil {
@@ -107,7 +76,7 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 	if spec.Params.Kind == protocol.KindRead {
 		tools = readTools
 	}
-	flags := []string{"--output-format", "stream-json", "--verbose", "--model", m,
+	flags := []string{"--output-format", "stream-json", "--verbose", "--model", j.Model,
 		"--mcp-config", mcpConfig, "--strict-mcp-config",
 		"--permission-mode", "acceptEdits", "--allowedTools", strings.Join(tools, ",")}
 	if spec.Params.Kind == protocol.KindRead {
@@ -117,19 +86,14 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 		flags = append(flags, "--max-turns", strconv.Itoa(spec.Params.MaxTurns))
 	}
 	quota := newQuotaLog(time.Now)
-	inv := agentcli.Invocation{
-		Path:  path,
-		Args:  append([]string{"-p", agentcli.Prompt(spec, "mcp__hub__")}, flags...),
+	r, err := j.Run(ctx, "claude -p", agentcli.Invocation{
+		Args:  append([]string{"-p", j.Prompt()}, flags...),
 		Env:   env,
 		Parse: newParser(quota),
 		Resume: func(session, prompt string) []string {
 			return append([]string{"-p", prompt, "--resume", session}, flags...)
 		},
-		Model:    m,
-		Price:    agentcli.Pricer(e.o.ConfigDir, p),
-		Describe: fmt.Sprintf("claude -p (Claude Code, profile %s, model %s)", p.Name, m),
-	}
-	r, err := agentcli.Start(ctx, spec, inv)
+	})
 	if err != nil {
 		return nil, err
 	}
