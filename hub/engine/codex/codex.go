@@ -50,108 +50,67 @@ const (
 )
 
 // Options configure the engine.
-type Options struct {
-	// ConfigDir holds hub's profiles, env and prices (required).
-	ConfigDir string
-}
-
-// Engine is the codex engine. It is safe for concurrent use.
-type Engine struct{ o Options }
+type Options = agentcli.Options
 
 // New returns the engine.
-func New(o Options) *Engine { return &Engine{o: o} }
-
-func (*Engine) Name() string { return Name }
-
-// Capabilities: Codex's own sandbox (workspace-write) is what isolation
-// sandbox asks for; a read job runs in its read-only sandbox.
-func (*Engine) Capabilities() protocol.EngineCapabilities {
-	c := protocol.EngineCapabilities{Isolation: []protocol.Isolation{protocol.IsolationWorktree}, ReadOnly: true, Pays: protocol.PaysAPI}
-	engine.AddOwnSandboxLevel(&c)
-	engine.AddIsolatedLevel(&c, "Codex", "")
-	return c
-}
+func New(o Options) *agentcli.Engine { return agentcli.New(cli, o) }
 
 const install = "npm install -g @openai/codex"
 
-// program is Codex, for the checks every CLI engine makes.
-var program = agentcli.Program{Engine: Name, Binary: "codex", PathEnv: PathEnv, Product: "Codex", Install: install}
+// cli is Codex as hub runs it: on the OpenAI Responses API (an openai
+// profile whose endpoint serves it, or ollama), in its own sandbox
+// (workspace-write) for isolation sandbox and its read-only one for a read
+// job, or whole inside hub's at isolated.
+var cli = agentcli.CLI{
+	Program:    agentcli.Program{Engine: Name, Binary: "codex", PathEnv: PathEnv, Product: "Codex", Install: install},
+	Providers:  []string{profile.OpenAI, profile.Ollama},
+	Mismatch:   "Codex speaks only the OpenAI Responses API, POST /v1/responses: an openai profile whose endpoint serves it, or ollama",
+	OwnSandbox: true,
+	Isolated:   true,
+	Refuse:     refuse,
+	Launch:     launch,
+}
 
-func (e *Engine) Probe(ctx context.Context) engine.Availability { return program.Probe(ctx) }
-
-// Check refuses what Codex cannot do as asked: a turn limit, an effort it
+// refuse refuses what Codex cannot do as asked: a turn limit, an effort it
 // does not know.
-func (e *Engine) Check(spec protocol.StartParams) error {
-	if err := program.Check(spec); err != nil {
-		return err
-	}
+func refuse(spec protocol.StartParams) error {
 	if spec.MaxTurns > 0 {
 		return errors.New("Codex has no turn limit, so the codex engine cannot enforce max_turns; drop it and bound the job with max_usd and timeout_s, or pick an engine that counts turns")
 	}
 	if spec.Effort != "" && !slices.Contains(protocol.Efforts, spec.Effort) {
 		return fmt.Errorf("effort %q is not one of %s", spec.Effort, strings.Join(protocol.Efforts, ", "))
 	}
-	_, _, err := e.profile(spec.Profile)
-	return err
+	return nil
 }
 
-// profile resolves the job's profile: Codex speaks only the OpenAI
-// Responses API, to an OpenAI-compatible endpoint or a local Ollama.
-func (e *Engine) profile(name string) (profile.Profile, string, error) {
-	p, key, err := agentcli.Profile(e.o.ConfigDir, name, profile.OpenAI, profile.Ollama)
-	if err != nil && p.Name != "" && p.Provider != profile.OpenAI && p.Provider != profile.Ollama {
-		return p, "", fmt.Errorf("%v (Codex speaks only the OpenAI Responses API, POST /v1/responses: an openai profile whose endpoint serves it, or ollama)", err)
-	}
-	return p, key, err
-}
-
-func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error) {
-	path, err := agentcli.Find("codex", PathEnv)
-	if err != nil {
-		return nil, err
-	}
-	p, key, err := e.profile(spec.Params.Profile)
-	if err != nil {
-		return nil, err
-	}
-	m := p.Model
-	if spec.Params.Model != "" {
-		m = spec.Params.Model
-	}
+// launch runs `codex exec --json` with a CODEX_HOME of the job's own.
+func launch(ctx context.Context, j *agentcli.Job) (engine.Run, error) {
+	spec := j.Spec
 	codexHome := filepath.Join(spec.Scratch, "codex")
 	if err := os.MkdirAll(codexHome, 0o700); err != nil {
 		return nil, err
 	}
-	extra := []string{"CODEX_HOME=" + codexHome}
-	if key != "" {
-		extra = append(extra, keyEnv+"="+key)
-	}
-	home, env, err := agentcli.Home(spec, extra...)
-	if err != nil {
-		return nil, err
+	env := append(j.Env, "CODEX_HOME="+codexHome)
+	if j.Key != "" {
+		env = append(env, keyEnv+"="+j.Key)
 	}
 	cfg := config{
-		Profile: p.Name, Model: m, BaseURL: agentcli.BaseURL(p), KeyEnv: keyEnv, Effort: spec.Params.Effort,
-		ReadOnly: spec.Params.Kind == protocol.KindRead, Home: home, Fenced: engine.Sandboxed(spec.Params.Isolation),
+		Profile: j.Name, Model: j.Model, BaseURL: j.BaseURL, KeyEnv: keyEnv, Effort: spec.Params.Effort,
+		ReadOnly: spec.Params.Kind == protocol.KindRead, Home: j.Home, Fenced: engine.Sandboxed(spec.Params.Isolation),
 		Worker: agentcli.Worker(spec), ToolTimeoutS: int64(agentcli.ToolTimeout(spec).Seconds()),
 	}
-	if key == "" {
+	if j.Key == "" {
 		cfg.KeyEnv = ""
 	}
 	if err := os.WriteFile(filepath.Join(codexHome, "config.toml"), []byte(cfg.toml()), 0o600); err != nil {
 		return nil, err
 	}
-	inv := agentcli.Invocation{
-		Path:     path,
-		Args:     args(spec.Dir, agentcli.Prompt(spec, "")),
-		Env:      env,
-		Parse:    newParser(spec.Dir),
-		Resume:   func(session, prompt string) []string { return resumeArgs(spec.Dir, session, prompt) },
-		Model:    m,
-		Price:    agentcli.Pricer(e.o.ConfigDir, p),
-		Describe: fmt.Sprintf("codex exec --json (Codex, profile %s, model %s)", p.Name, m),
-	}
-	r, err := agentcli.Start(ctx, spec, inv)
+	r, err := j.Run(ctx, "codex exec --json", agentcli.Invocation{
+		Args:   args(spec.Dir, j.Prompt()),
+		Env:    env,
+		Parse:  newParser(spec.Dir),
+		Resume: func(session, prompt string) []string { return resumeArgs(spec.Dir, session, prompt) },
+	})
 	if err != nil {
 		return nil, err
 	}
