@@ -42,68 +42,31 @@ const keyEnv = "HUB_OPENCODE_API_KEY"
 const providerID = "hub"
 
 // Options configure the engine.
-type Options struct {
-	// ConfigDir holds hub's profiles, env and prices (required).
-	ConfigDir string
-}
-
-// Engine is the opencode engine. It is safe for concurrent use.
-type Engine struct{ o Options }
+type Options = agentcli.Options
 
 // New returns the engine.
-func New(o Options) *Engine { return &Engine{o: o} }
+func New(o Options) *agentcli.Engine { return agentcli.New(cli, o) }
 
-func (*Engine) Name() string { return Name }
-
-func (*Engine) Capabilities() protocol.EngineCapabilities {
-	c := protocol.EngineCapabilities{Isolation: []protocol.Isolation{protocol.IsolationWorktree}, ReadOnly: true, Pays: protocol.PaysAPI}
-	engine.AddIsolatedLevel(&c, "OpenCode", "OpenCode (a Bun program) aborts without /proc, which Landlock keeps from it")
-	return c
+// cli is OpenCode as hub runs it: handed one OpenAI-compatible Chat
+// Completions endpoint (so only openai and ollama profiles do), whole
+// inside hub's sandbox at isolated but for Landlock, with hub's tools as
+// hub_<tool>.
+var cli = agentcli.CLI{
+	Program: agentcli.Program{Engine: Name, Binary: "opencode", PathEnv: PathEnv, Product: "OpenCode",
+		Install: "npm install -g opencode-ai"},
+	Providers: []string{profile.OpenAI, profile.Ollama},
+	Mismatch: "hub runs OpenCode through its OpenAI-compatible provider, which speaks Chat Completions only; " +
+		"for an anthropic profile pick the claude engine",
+	Isolated:   true,
+	NoLandlock: "OpenCode (a Bun program) aborts without /proc, which Landlock keeps from it",
+	ToolPrefix: "hub_",
+	Launch:     launch,
 }
 
-// program is OpenCode, for the checks every CLI engine makes.
-var program = agentcli.Program{Engine: Name, Binary: "opencode", PathEnv: PathEnv, Product: "OpenCode",
-	Install: "npm install -g opencode-ai"}
-
-func (e *Engine) Probe(ctx context.Context) engine.Availability { return program.Probe(ctx) }
-
-func (e *Engine) Check(spec protocol.StartParams) error {
-	if err := program.Check(spec); err != nil {
-		return err
-	}
-	_, _, err := e.profile(spec.Profile)
-	return err
-}
-
-// profile resolves the job's profile: OpenCode is handed one
-// OpenAI-compatible Chat Completions endpoint, so only openai and ollama
-// profiles do.
-func (e *Engine) profile(name string) (profile.Profile, string, error) {
-	p, key, err := agentcli.Profile(e.o.ConfigDir, name, profile.OpenAI, profile.Ollama)
-	if err != nil && p.Provider != "" && p.Provider != profile.OpenAI && p.Provider != profile.Ollama {
-		return p, "", fmt.Errorf("%v (hub runs OpenCode through its OpenAI-compatible provider, which speaks Chat Completions only; "+
-			"for an anthropic profile pick the claude engine)", err)
-	}
-	return p, key, err
-}
-
-func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error) {
-	path, err := agentcli.Find("opencode", PathEnv)
-	if err != nil {
-		return nil, err
-	}
-	p, key, err := e.profile(spec.Params.Profile)
-	if err != nil {
-		return nil, err
-	}
-	m := p.Model
-	if spec.Params.Model != "" {
-		m = spec.Params.Model
-	}
-	home, env, err := agentcli.Home(spec)
-	if err != nil {
-		return nil, err
-	}
+// launch runs `opencode run --format json` with the prompt on stdin and
+// its config in the private home.
+func launch(ctx context.Context, j *agentcli.Job) (engine.Run, error) {
+	spec, env := j.Spec, j.Env
 	// The user's own OPENCODE_* settings (another config, permissions,
 	// a server to attach to) must not reach the worker.
 	kept := env[:0]
@@ -119,10 +82,10 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 		"OPENCODE_DISABLE_SHARE=1",          // no session sharing
 		"OPENCODE_DISABLE_PROJECT_CONFIG=1", // the repo's opencode.json and .opencode/ are not ours to run
 	)
-	if key != "" {
+	if j.Key != "" {
 		// OpenCode puts the variable's value into the config's text before
 		// it reads the JSON: it goes there escaped.
-		q, _ := json.Marshal(key)
+		q, _ := json.Marshal(j.Key)
 		env = append(env, keyEnv+"="+string(q[1:len(q)-1]))
 	}
 	rg := onPath("rg", env)
@@ -130,26 +93,21 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 		fmt.Fprintln(spec.Output, "[hub] rg (ripgrep) is not on PATH: OpenCode's grep and glob tools are off, "+
 			"for OpenCode would download ripgrep from GitHub to run them; install ripgrep to have them")
 	}
-	cfgDir := filepath.Join(home, ".config", "opencode")
-	if err := writeConfig(cfgDir, config(spec, p.Provider, agentcli.BaseURL(p), m, key != "", rg)); err != nil {
+	cfgDir := filepath.Join(j.Home, ".config", "opencode")
+	if err := writeConfig(cfgDir, config(spec, j.Provider, j.BaseURL, j.Model, j.Key != "", rg)); err != nil {
 		return nil, err
 	}
-	flags := []string{"run", "--format", "json", "--model", providerID + "/" + m}
-	inv := agentcli.Invocation{
-		Path:  path,
+	flags := []string{"run", "--format", "json", "--model", providerID + "/" + j.Model}
+	return j.Run(ctx, "opencode run --format json", agentcli.Invocation{
 		Args:  flags,
 		Env:   env,
-		Stdin: agentcli.Prompt(spec, "hub_"),
+		Stdin: j.Prompt(),
 		Parse: newParser(),
 		Resume: func(session, _ string) []string {
 			return append(append([]string{}, flags...), "--session", session)
 		},
 		ResumeStdin: true,
-		Model:       m,
-		Price:       agentcli.Pricer(e.o.ConfigDir, p),
-		Describe:    fmt.Sprintf("opencode run --format json (OpenCode, profile %s, model %s)", p.Name, m),
-	}
-	return agentcli.Start(ctx, spec, inv)
+	})
 }
 
 // config is OpenCode's opencode.json for the job.
