@@ -31,7 +31,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hub-agents/hub/agent/profile"
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/engine/agentcli"
@@ -70,12 +69,7 @@ type Agent struct {
 }
 
 // Profile is the job's profile as an agent's Env and Prepare see it.
-type Profile struct {
-	profile.Profile
-	Key     string // the key ("" when the provider needs none)
-	BaseURL string // the endpoint, the provider's default when unset
-	Model   string // the model the job asked for, else the profile's
-}
+type Profile = agentcli.Endpoint
 
 // Options configure the engine.
 type Options struct {
@@ -86,110 +80,46 @@ type Options struct {
 	StartTimeout time.Duration
 }
 
-// Engine runs one Agent. It is safe for concurrent use.
-type Engine struct {
-	name string
-	a    Agent
-	o    Options
-}
-
-// New returns the engine called name for a.
-func New(name string, a Agent, o Options) *Engine {
+// New returns the engine called name for a: an agent CLI engine (see
+// agentcli.CLI) that speaks ACP to its agent.
+func New(name string, a Agent, o Options) *agentcli.Engine {
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 90 * time.Second
 	}
-	if a.Pays == "" {
-		a.Pays = protocol.PaysAPI
-	}
 	a.Program.Engine = name
-	return &Engine{name: name, a: a, o: o}
+	return agentcli.New(agentcli.CLI{
+		Program: a.Program, Providers: a.Providers, Pays: a.Pays, Isolated: a.Isolated, ToolPrefix: a.ToolPrefix,
+		Launch: func(ctx context.Context, j *agentcli.Job) (engine.Run, error) {
+			return launchAgent(ctx, a, j, o.StartTimeout)
+		},
+	}, agentcli.Options{ConfigDir: o.ConfigDir})
 }
 
-func (e *Engine) Name() string { return e.name }
-
-func (e *Engine) Capabilities() protocol.EngineCapabilities {
-	c := protocol.EngineCapabilities{Isolation: []protocol.Isolation{protocol.IsolationWorktree}, ReadOnly: true, Pays: e.a.Pays}
-	if e.a.Isolated {
-		engine.AddIsolatedLevel(&c, e.a.Program.Product, "")
-	} else {
-		c.IsolationWhyNot = map[protocol.Isolation]string{
-			protocol.IsolationIsolated:  e.a.Program.Product + " is not proven to run inside hub's sandbox; hub gives it worktree only",
-			protocol.IsolationUntrusted: e.a.Program.Product + " is not proven to run inside hub's sandbox; hub gives it worktree only",
+// launchAgent starts a's ACP mode for the job: its variables from the
+// profile, its settings written into its private home.
+func launchAgent(ctx context.Context, a Agent, j *agentcli.Job, timeout time.Duration) (engine.Run, error) {
+	env := j.Env
+	if a.Env != nil {
+		env = append(env, a.Env(j.Endpoint)...)
+	}
+	if a.Prepare != nil {
+		if err := a.Prepare(j.Home, j.Spec, j.Endpoint); err != nil {
+			return nil, fmt.Errorf("prepare %s's settings: %w", a.Program.Product, err)
 		}
 	}
-	return c
-}
-
-func (e *Engine) Probe(ctx context.Context) engine.Availability { return e.a.Program.Probe(ctx) }
-
-func (e *Engine) Check(spec protocol.StartParams) error {
-	if err := e.a.Program.Check(spec); err != nil {
-		return err
-	}
-	_, err := e.profile(spec)
-	return err
-}
-
-// profile resolves the job's profile for the agent, refusing one whose
-// provider it cannot speak.
-func (e *Engine) profile(spec protocol.StartParams) (Profile, error) {
-	if len(e.a.Providers) == 0 {
-		if spec.Profile != "" {
-			return Profile{}, fmt.Errorf("the %s engine takes no profile (the agent brings its own model and login); drop profile", e.name)
-		}
-		return Profile{Model: spec.Model}, nil
-	}
-	p, key, err := agentcli.Profile(e.o.ConfigDir, spec.Profile, e.a.Providers...)
-	if err != nil {
-		return Profile{}, err
-	}
-	m := p.Model
-	if spec.Model != "" {
-		m = spec.Model
-	}
-	return Profile{Profile: p, Key: key, BaseURL: agentcli.BaseURL(p), Model: m}, nil
-}
-
-func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error) {
-	path, err := agentcli.Find(e.a.Program.Binary, e.a.Program.PathEnv)
-	if err != nil {
-		return nil, err
-	}
-	c, err := e.profile(spec.Params)
-	if err != nil {
-		return nil, err
-	}
-	var extra []string
-	if e.a.Env != nil {
-		extra = e.a.Env(c)
-	}
-	home, env, err := agentcli.Home(spec, extra...)
-	if err != nil {
-		return nil, err
-	}
-	if e.a.Prepare != nil {
-		if err := e.a.Prepare(home, spec, c); err != nil {
-			return nil, fmt.Errorf("prepare %s's settings: %w", e.a.Program.Product, err)
-		}
-	}
-	describe := strings.TrimSpace(fmt.Sprintf("%s %s (%s over ACP", e.a.Program.Binary, strings.Join(e.a.Args, " "), e.a.Program.Product))
-	if c.Name != "" {
-		describe += fmt.Sprintf(", profile %s, model %s", c.Name, c.Model)
+	describe := strings.TrimSpace(fmt.Sprintf("%s %s (%s over ACP", a.Program.Binary, strings.Join(a.Args, " "), a.Program.Product))
+	if j.Name != "" {
+		describe += fmt.Sprintf(", profile %s, model %s", j.Name, j.Model)
 	}
 	describe += ")"
-	var price agentcli.Pricing
-	price.Model, price.Describe = c.Model, describe
-	if c.Name != "" {
-		price.Price = agentcli.Pricer(e.o.ConfigDir, c.Profile)
-	}
-	return start(ctx, spec, launch{
-		path:    path,
-		args:    e.a.Args,
+	return start(ctx, j.Spec, launch{
+		path:    j.Path,
+		args:    a.Args,
 		env:     env,
-		auth:    e.a.Auth,
-		prompt:  agentcli.Prompt(spec, e.a.ToolPrefix),
-		pricing: price,
-		timeout: e.o.StartTimeout,
+		auth:    a.Auth,
+		prompt:  j.Prompt(),
+		pricing: j.Pricing(describe),
+		timeout: timeout,
 	})
 }
 

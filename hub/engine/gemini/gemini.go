@@ -36,7 +36,7 @@ func Agent() acp.Agent {
 }
 
 // New returns the engine.
-func New(configDir string) *acp.Engine {
+func New(configDir string) *agentcli.Engine {
 	return acp.New(Name, Agent(), acp.Options{ConfigDir: configDir})
 }
 
