@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/hub-agents/hub/hub/gc"
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/protocol"
@@ -37,12 +38,12 @@ func (s *Server) JobCleanup(ctx context.Context, p protocol.CleanupParams) (*pro
 	defer unlock()
 	// Everything is checked before anything is removed.
 	c := job.Checkout(s.o.Paths, j, repo)
-	if gcExists(c.Dir) {
+	if gc.Exists(c.Dir) {
 		if on, what := c.HeadOnBranch(); !on && j.Branch != "" && !p.Force {
 			return nil, wrongState("look at "+c.Dir+" and put what you want to keep on "+j.Branch+", or pass `force` to remove it anyway",
 				"the worktree of job %s is not on its branch %s: %s", j.ID, j.Branch, what)
 		}
-		if dirty, err := c.Dirty(ctx, worktreeRev(j)); err != nil || dirty {
+		if dirty, err := c.Dirty(ctx, gc.WorktreeRev(j)); err != nil || dirty {
 			why := "it has uncommitted changes made after the job ended"
 			hint := "commit or discard the changes in " + c.Dir + " first"
 			switch {
@@ -66,14 +67,14 @@ func (s *Server) JobCleanup(ctx context.Context, p protocol.CleanupParams) (*pro
 			return nil, internal(err)
 		}
 		if ok {
-			action, reason := branchAction(ctx, repo, j, p.Force)
+			action, reason := gc.BranchAction(ctx, repo, j, p.Force)
 			if action != protocol.GCRemove {
 				return nil, wrongState("merge it first, or pass `force` to delete it anyway", "branch %s of job %s is kept: %s", j.Branch, j.ID, reason)
 			}
 			deleteBranch = true
 		}
 	}
-	if res.WorktreeRemoved, err = s.removeCheckouts(ctx, c, j.ID); err != nil {
+	if res.WorktreeRemoved, err = gc.RemoveCheckouts(ctx, s.o.Paths, c, j.ID); err != nil {
 		return nil, internal(err)
 	}
 	if deleteBranch {
@@ -95,32 +96,4 @@ func (s *Server) JobCleanup(ctx context.Context, p protocol.CleanupParams) (*pro
 	_, _ = s.st.AppendEvent(ctx, j.ID, protocol.EventNote, "cleanup: "+text, nil, s.now())
 	s.poke()
 	return res, nil
-}
-
-// worktreeRev is what an ended job's worktree is compared with to tell
-// later changes: its branch, or the base of a detached checkout.
-func worktreeRev(j *store.Job) string {
-	if j.Branch != "" {
-		return ""
-	}
-	return j.BaseSHA
-}
-
-// removeCheckouts removes job id's checkout c, its verify tree and a
-// rebase's scratch worktree, and
-// reports whether the worktree was there to remove. The caller decided it
-// may go (cleanup and gc share this) and holds the repo's lock.
-func (s *Server) removeCheckouts(ctx context.Context, c *gitx.Checkout, id string) (removed bool, err error) {
-	if gcExists(c.Dir) {
-		if err := c.Remove(ctx); err != nil {
-			return false, err
-		}
-		removed = true
-	} else {
-		_ = c.Remove(ctx) // a stale worktree entry, a private git dir left
-	}
-	_ = job.VerifyCheckout(s.o.Paths, id, c.Repo).Remove(ctx)
-	// A rebase's scratch worktree, left by a hub that died while it landed.
-	_ = gitx.RemoveWorktree(ctx, c.Repo, s.o.Paths.LandTree(id), true)
-	return removed, nil
 }

@@ -3,12 +3,11 @@ package daemon
 import (
 	"cmp"
 	"context"
-	"io/fs"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/hub-agents/hub/hub/deps"
+	"github.com/hub-agents/hub/hub/gc"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -36,7 +35,7 @@ func (s *Server) DU(ctx context.Context, _ protocol.DUParams) (*protocol.DUResul
 		return strings.Compare(a.ID, b.ID)
 	})
 	for _, f := range []string{p.DB(), p.DB() + "-wal", p.DB() + "-shm"} {
-		res.DBBytes += diskUse(ctx, f)
+		res.DBBytes += gc.DiskUse(ctx, f)
 	}
 	ents, _, err := deps.Cache{Dir: p.EnvsDir()}.List()
 	if err != nil {
@@ -45,11 +44,11 @@ func (s *Server) DU(ctx context.Context, _ protocol.DUParams) (*protocol.DUResul
 	res.Envs = make([]protocol.DUEnv, 0, len(ents))
 	for _, e := range ents {
 		res.Envs = append(res.Envs, protocol.DUEnv{Key: e.Key, Manager: e.Manager, Lockfile: e.Lockfile, Repo: e.Repo, Dirs: e.Dirs,
-			Files: e.Files, Bytes: diskUse(ctx, e.Path), LastUsed: e.LastUsed.UTC()})
+			Files: e.Files, Bytes: gc.DiskUse(ctx, e.Path), LastUsed: e.LastUsed.UTC()})
 	}
-	res.EnvsBytes = diskUse(ctx, p.EnvsDir())
-	res.LogsBytes = diskUse(ctx, p.LogsDir())
-	res.HomeBytes = diskUse(ctx, p.Home)
+	res.EnvsBytes = gc.DiskUse(ctx, p.EnvsDir())
+	res.LogsBytes = gc.DiskUse(ctx, p.LogsDir())
+	res.HomeBytes = gc.DiskUse(ctx, p.Home)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -59,35 +58,15 @@ func (s *Server) DU(ctx context.Context, _ protocol.DUParams) (*protocol.DUResul
 // jobUsage measures what job id keeps on disk.
 func (s *Server) jobUsage(ctx context.Context, id string) protocol.DUUsage {
 	p := s.o.Paths
-	trees := diskUse(ctx, p.Worktree(id)) + diskUse(ctx, p.VerifyTree(id))
+	trees := gc.DiskUse(ctx, p.Worktree(id)) + gc.DiskUse(ctx, p.VerifyTree(id))
 	u := protocol.DUUsage{
 		// The checkouts' git side (hub's index, a private git dir) lives
 		// in the job's folder and counts with them.
-		WorktreeBytes: trees + diskUse(ctx, p.HubIndex(id)) + diskUse(ctx, p.JobGitDir(id)) +
-			diskUse(ctx, p.VerifyIndex(id)) + diskUse(ctx, p.VerifyGitDir(id)),
-		LogsBytes:   diskUse(ctx, p.ShimLog(id)) + diskUse(ctx, p.WorkerLog(id)) + diskUse(ctx, p.SetupLog(id)),
-		EngineBytes: diskUse(ctx, p.EngineHome(id)) + diskUse(ctx, p.JobCache(id)) + diskUse(ctx, p.SetupHome(id)),
+		WorktreeBytes: trees + gc.DiskUse(ctx, p.HubIndex(id)) + gc.DiskUse(ctx, p.JobGitDir(id)) +
+			gc.DiskUse(ctx, p.VerifyIndex(id)) + gc.DiskUse(ctx, p.VerifyGitDir(id)),
+		LogsBytes:   gc.DiskUse(ctx, p.ShimLog(id)) + gc.DiskUse(ctx, p.WorkerLog(id)) + gc.DiskUse(ctx, p.SetupLog(id)),
+		EngineBytes: gc.DiskUse(ctx, p.EngineHome(id)) + gc.DiskUse(ctx, p.JobCache(id)) + gc.DiskUse(ctx, p.SetupHome(id)),
 	}
-	u.TotalBytes = trees + diskUse(ctx, p.JobDir(id))
+	u.TotalBytes = trees + gc.DiskUse(ctx, p.JobDir(id))
 	return u
-}
-
-// diskUse is the apparent size of the file or tree at path: the sizes of
-// its files and symlinks (not followed), 0 when it does not exist. What it
-// cannot read is left out; it stops early when ctx is done.
-func diskUse(ctx context.Context, path string) int64 {
-	var n int64
-	_ = filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		if fi, err := d.Info(); err == nil {
-			n += fi.Size()
-		}
-		return nil
-	})
-	return n
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/deps"
+	"github.com/hub-agents/hub/hub/gc"
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/job"
@@ -150,7 +151,7 @@ func (w *gcWorld) merge(id string) {
 
 func (w *gcWorld) gc(apply, force bool) *protocol.GCResult {
 	w.t.Helper()
-	res, err := w.s.collect(w.ctx, protocol.GCParams{Apply: apply, Force: force}, gcRetention, w.now)
+	res, err := w.s.collector().Collect(w.ctx, protocol.GCParams{Apply: apply, Force: force}, gcRetention, w.now)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func (w *gcWorld) left(id string) []string {
 		{"worktree", w.paths.Worktree(id)}, {"engine", w.paths.EngineHome(id)}, {"shim.log", w.paths.ShimLog(id)},
 		{"worker.log", w.paths.WorkerLog(id)},
 	} {
-		if gcExists(c.path) {
+		if gc.Exists(c.path) {
 			got = append(got, c.name)
 		}
 	}
@@ -499,7 +500,7 @@ func TestGCRepoGone(t *testing.T) {
 	if r := gcReason(t, res, "moved001", protocol.GCWorktree); !strings.Contains(r, "cannot be opened") || !strings.Contains(r, "remove it by hand") {
 		t.Errorf("worktree reason %q", r)
 	}
-	if !gcExists(w.paths.Worktree("moved001")) {
+	if !gc.Exists(w.paths.Worktree("moved001")) {
 		t.Error("the worktree of a job whose repo moved was removed")
 	}
 	if got := hubtest.Git(t, w.repo+"-moved", "branch", "--list", "hub/moved001"); got == "" {
@@ -548,7 +549,7 @@ func TestDU(t *testing.T) {
 	if len(res.Jobs) != 2 || res.Jobs[0].ID != "large001" || res.Jobs[1].ID != "small001" {
 		t.Fatalf("jobs %+v; want large001 then small001", res.Jobs)
 	}
-	wt := diskUse(w.ctx, w.paths.Worktree("small001")) + diskUse(w.ctx, w.paths.HubIndex("small001"))
+	wt := gc.DiskUse(w.ctx, w.paths.Worktree("small001")) + gc.DiskUse(w.ctx, w.paths.HubIndex("small001"))
 	if wt == 0 {
 		t.Fatal("the worktree measures 0 bytes")
 	}
