@@ -1,7 +1,6 @@
 package install
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -16,6 +15,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ProtocolVersion is the MCP version doctor's handshake asks for: the one
@@ -44,9 +46,10 @@ type Handshake struct {
 	Tools           []string `json:"tools"`
 }
 
-// Shake starts s, initializes an MCP session (ProtocolVersion) and lists
-// its tools, as a client does on start-up, then closes its stdin and waits
-// for it to exit. The context bounds the whole exchange.
+// Shake starts s and, with the MCP SDK's client, initializes a session
+// (ProtocolVersion) and lists its tools, as a client does on start-up,
+// then closes its stdin and waits for it to exit. The context bounds the
+// whole exchange.
 func Shake(ctx context.Context, s Server, clientVersion string) (*Handshake, error) {
 	cmd := exec.CommandContext(ctx, s.Command, s.Args...)
 	cmd.Env = s.Env
@@ -59,6 +62,7 @@ func Shake(ctx context.Context, s Server, clientVersion string) (*Handshake, err
 	// wrote has been read: no answer is lost to a server that exits.
 	pr, pw := io.Pipe()
 	cmd.Stdout = pw
+	stdout := &stdoutWatch{r: pr}
 	stderr := &tail{max: 2000}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -70,14 +74,14 @@ func Shake(ctx context.Context, s Server, clientVersion string) (*Handshake, err
 		pw.Close()
 		close(exited)
 	}()
-	done := make(chan struct{})
 	var ok bool
 	defer func() {
 		// After a good handshake the server gets its stdin closed and a
 		// moment to exit, as a client leaving does; after a bad one it is
-		// killed.
-		close(done)
+		// killed. Its stdout is read to the end either way, so it never
+		// blocks on a full pipe.
 		stdin.Close()
+		stdout.Close()
 		grace := 5 * time.Second
 		if !ok {
 			grace = 0
@@ -89,134 +93,138 @@ func Shake(ctx context.Context, s Server, clientVersion string) (*Handshake, err
 			<-exited
 		}
 	}()
-	msgs := make(chan rpcMessage)
-	readErr := make(chan error, 1)
-	go func() {
-		// Reads to the end, whatever happens, so the server never blocks
-		// on a full pipe.
-		r := bufio.NewReaderSize(pr, 1<<16)
-		for {
-			line, err := r.ReadBytes('\n')
-			if len(bytes.TrimSpace(line)) > 0 {
-				var m rpcMessage
-				if jerr := json.Unmarshal(line, &m); jerr != nil || m.JSONRPC != "2.0" {
-					select {
-					case readErr <- fmt.Errorf("it wrote something that is not JSON-RPC to stdout: %q", truncate(string(bytes.TrimSpace(line)), 200)):
-					default:
-					}
-				} else {
-					select {
-					case msgs <- m:
-					case <-done:
-					}
-				}
-			}
-			if err != nil {
-				select {
-				case readErr <- io.EOF:
-				default:
-				}
-				return
-			}
+	// fail says why method got no answer, in the server's terms rather
+	// than the client's.
+	fail := func(method string, err error) error {
+		var rpcErr *jsonrpc.Error
+		switch line, bad := stdout.notRPC(); {
+		case bad:
+			return fmt.Errorf("%s: it wrote something that is not JSON-RPC to stdout: %q", method, truncate(line, 200))
+		case errors.As(err, &rpcErr):
+			return fmt.Errorf("%s: error %d: %s", method, rpcErr.Code, rpcErr.Message)
+		case ctx.Err() != nil:
+			return fmt.Errorf("%s: no answer in time%s", method, stderr.say())
+		case stdout.ended():
+			<-exited
+			return fmt.Errorf("%s: it exited without an answer%s", method, stderr.say())
 		}
-	}()
-	send := func(v any) error {
-		b, err := json.Marshal(v)
-		if err != nil {
-			return err
-		}
-		_, err = stdin.Write(append(b, '\n'))
-		return err
+		return fmt.Errorf("%s: %v%s", method, err, stderr.say())
 	}
-	call := func(id int, method string, params any) (json.RawMessage, error) {
-		if err := send(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params}); err != nil {
-			return nil, fmt.Errorf("%s: cannot write to it: %v%s", method, err, stderr.say())
-		}
-		for {
-			select {
-			case m := <-msgs:
-				switch {
-				case m.Method != "" && m.ID != nil: // a request to us: we offer nothing
-					_ = send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "error": map[string]any{"code": -32601, "message": "method not found"}})
-				case m.Method != "": // a notification
-				case string(m.ID) != fmt.Sprint(id):
-				case m.Error != nil:
-					return nil, fmt.Errorf("%s: error %d: %s", method, m.Error.Code, m.Error.Message)
-				default:
-					return m.Result, nil
-				}
-			case err := <-readErr:
-				if err == io.EOF {
-					<-exited
-					return nil, fmt.Errorf("%s: it exited without an answer%s", method, stderr.say())
-				}
-				return nil, fmt.Errorf("%s: %v", method, err)
-			case <-ctx.Done():
-				return nil, fmt.Errorf("%s: no answer in time%s", method, stderr.say())
-			}
-		}
-	}
-	raw, err := call(1, "initialize", map[string]any{
-		"protocolVersion": ProtocolVersion,
-		"capabilities":    map[string]any{},
-		"clientInfo":      map[string]any{"name": "hub-doctor", "version": clientVersion},
-	})
+	client := mcp.NewClient(&mcp.Implementation{Name: "hub-doctor", Version: clientVersion},
+		&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}) // it offers the server nothing
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin},
+		&mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
-		return nil, err
+		return nil, fail("initialize", err)
 	}
-	var init struct {
-		ProtocolVersion string `json:"protocolVersion"`
-		ServerInfo      struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"serverInfo"`
+	defer cs.Close()
+	init := cs.InitializeResult()
+	h := &Handshake{ProtocolVersion: init.ProtocolVersion}
+	if init.ServerInfo != nil {
+		h.ServerName, h.ServerVersion = init.ServerInfo.Name, init.ServerInfo.Version
 	}
-	if err := json.Unmarshal(raw, &init); err != nil {
-		return nil, fmt.Errorf("initialize: a malformed answer: %v", err)
-	}
-	h := &Handshake{ProtocolVersion: init.ProtocolVersion, ServerName: init.ServerInfo.Name, ServerVersion: init.ServerInfo.Version}
-	if err := send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"}); err != nil {
-		return nil, err
-	}
-	cursor := ""
-	for id := 2; ; id++ {
-		params := map[string]any{}
-		if cursor != "" {
-			params["cursor"] = cursor
-		}
-		raw, err := call(id, "tools/list", params)
+	params := &mcp.ListToolsParams{}
+	for range 20 { // pages, against a server whose cursor never ends
+		list, err := cs.ListTools(ctx, params)
 		if err != nil {
-			return nil, err
-		}
-		var list struct {
-			Tools []struct {
-				Name string `json:"name"`
-			} `json:"tools"`
-			NextCursor string `json:"nextCursor"`
-		}
-		if err := json.Unmarshal(raw, &list); err != nil {
-			return nil, fmt.Errorf("tools/list: a malformed answer: %v", err)
+			return nil, fail("tools/list", err)
 		}
 		for _, t := range list.Tools {
 			h.Tools = append(h.Tools, t.Name)
 		}
-		if cursor = list.NextCursor; cursor == "" || id > 20 {
+		if list.NextCursor == "" {
 			break
 		}
+		params = &mcp.ListToolsParams{Cursor: list.NextCursor}
 	}
 	ok = true
 	return h, nil
 }
 
-type rpcMessage struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error,omitempty"`
+// stdoutWatch passes a server's stdout on to the MCP client and notes what
+// the client cannot say: the first line that is not a JSON-RPC message
+// (the client only says it could not decode one), and the end.
+type stdoutWatch struct {
+	r io.Reader
+
+	mu   sync.Mutex
+	line []byte // the line being read, unless it is longer than maxLine
+	long bool   // it is: it is not checked
+	bad  []byte // the first line that is not JSON-RPC
+	eof  bool
+
+	drain sync.Once
+}
+
+const maxLine = 1 << 20
+
+func (w *stdoutWatch) Read(p []byte) (int, error) {
+	n, err := w.r.Read(p)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for rest := p[:n]; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			w.add(rest)
+			break
+		}
+		w.add(rest[:i])
+		w.endLine()
+		rest = rest[i+1:]
+	}
+	if err != nil {
+		w.endLine()
+		w.eof = true
+	}
+	return n, err
+}
+
+func (w *stdoutWatch) add(b []byte) {
+	if w.long || len(w.line)+len(b) > maxLine {
+		w.long, w.line = true, nil
+		return
+	}
+	w.line = append(w.line, b...)
+}
+
+func (w *stdoutWatch) endLine() {
+	line := bytes.TrimSpace(w.line)
+	if len(line) > 0 && !w.long && w.bad == nil {
+		var m struct {
+			JSONRPC string `json:"jsonrpc"`
+		}
+		if json.Unmarshal(line, &m) != nil || m.JSONRPC != "2.0" {
+			w.bad = bytes.Clone(line)
+		}
+	}
+	w.line, w.long = w.line[:0], false
+}
+
+// notRPC returns the first line that is not JSON-RPC, or the line being
+// read when it cannot become a message (one starts with {).
+func (w *stdoutWatch) notRPC() (string, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.bad != nil {
+		return string(w.bad), true
+	}
+	if line := bytes.TrimSpace(w.line); len(line) > 0 && line[0] != '{' {
+		return string(line), true
+	}
+	return "", false
+}
+
+// ended reports whether the server's stdout ended: it exited.
+func (w *stdoutWatch) ended() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.eof
+}
+
+// Close, by the client, reads the rest of stdout away.
+func (w *stdoutWatch) Close() error {
+	w.drain.Do(func() { go io.Copy(io.Discard, w.r) })
+	return nil
 }
 
 // tail keeps the last bytes written to it: a server's stderr, for an error.
