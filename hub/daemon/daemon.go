@@ -23,6 +23,7 @@ import (
 
 	"github.com/hub-agents/hub/hub/config"
 	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/forecast"
 	"github.com/hub-agents/hub/hub/job"
 	"github.com/hub-agents/hub/hub/limit"
 	"github.com/hub-agents/hub/hub/protocol"
@@ -116,7 +117,7 @@ type Server struct {
 	health   map[string]healthReading
 	watching map[string]bool
 
-	forecast   *forecaster
+	forecast   *forecast.Forecaster
 	forecastCh chan struct{} // a forecast round is due now (a job committed, ended or landed)
 
 	// logins are the device-flow logins; loginCtx ends them with the daemon.
@@ -200,8 +201,9 @@ func Serve(ctx context.Context, o Options) error {
 	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	s := &Server{o: o, st: st, cancel: cancel, gate: rpc.NewGate(shuttingDown), subs: map[*rpc.Conn]*subscriber{}, changed: make(chan struct{}),
-		pumpCh: make(chan struct{}, 1), schedCh: make(chan struct{}, 1), watching: map[string]bool{}, forecast: newForecaster(), forecastCh: make(chan struct{}, 1),
+		pumpCh: make(chan struct{}, 1), schedCh: make(chan struct{}, 1), watching: map[string]bool{}, forecastCh: make(chan struct{}, 1),
 		logins: logins{m: map[string]*loginFlow{}}, loginCtx: sctx}
+	s.forecast = forecast.New(st, o.Paths, o.Log, s.now, s.poke)
 	if s.lastCursor, err = st.LastCursor(sctx); err != nil {
 		return err
 	}

@@ -41,7 +41,7 @@ func (s *Server) JobReview(ctx context.Context, p protocol.ReviewParams) (*proto
 		return nil, invalid("ids", "name the jobs to review, or pass all_ended", "no jobs named")
 	}
 	// The packet is read now: its forecasts too, not as the last round saw them.
-	s.forecastRound(ctx)
+	s.forecast.Round(ctx)
 	res := &protocol.ReviewResult{Jobs: []protocol.ReviewItem{}}
 	for _, j := range jobs {
 		if fresh, err := s.st.Job(ctx, j.ID); err == nil {
