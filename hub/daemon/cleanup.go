@@ -38,27 +38,8 @@ func (s *Server) JobCleanup(ctx context.Context, p protocol.CleanupParams) (*pro
 	defer unlock()
 	// Everything is checked before anything is removed.
 	c := job.Checkout(s.o.Paths, j, repo)
-	if gc.Exists(c.Dir) {
-		if on, what := c.HeadOnBranch(); !on && j.Branch != "" && !p.Force {
-			return nil, wrongState("look at "+c.Dir+" and put what you want to keep on "+j.Branch+", or pass `force` to remove it anyway",
-				"the worktree of job %s is not on its branch %s: %s", j.ID, j.Branch, what)
-		}
-		if dirty, err := c.Dirty(ctx, gc.WorktreeRev(j)); err != nil || dirty {
-			why := "it has uncommitted changes made after the job ended"
-			hint := "commit or discard the changes in " + c.Dir + " first"
-			switch {
-			case err != nil:
-				why = "hub cannot tell whether it has uncommitted changes (" + err.Error() + ")"
-			case job.CommitFailedIn(j.Error):
-				// The worker's own changes, which hub's commit at the end could not take.
-				why = "it holds changes of the worker that hub could not commit when the job ended (" + view.FirstLine(j.Error, 400) + ")"
-				hint = "look at " + c.Dir + " and commit what you want to keep on " + j.Branch + ", or discard it, first"
-				if j.Branch == "" {
-					hint = "look at " + c.Dir + " and keep what you want of it, or discard it, first"
-				}
-			}
-			return nil, wrongState(hint, "the worktree of job %s: %s", j.ID, why)
-		}
+	if err := worktreeMayGo(ctx, c, j, p.Force); err != nil {
+		return nil, err
 	}
 	deleteBranch := false
 	if p.DeleteBranch && j.Branch != "" {
@@ -96,4 +77,33 @@ func (s *Server) JobCleanup(ctx context.Context, p protocol.CleanupParams) (*pro
 	_, _ = s.st.AppendEvent(ctx, j.ID, protocol.EventNote, "cleanup: "+text, nil, s.now())
 	s.poke()
 	return res, nil
+}
+
+// worktreeMayGo refuses to remove job j's checkout c when it holds work:
+// off the job's branch (unless force), or with uncommitted changes.
+func worktreeMayGo(ctx context.Context, c *gitx.Checkout, j *store.Job, force bool) error {
+	if !gc.Exists(c.Dir) {
+		return nil
+	}
+	if on, what := c.HeadOnBranch(); !on && j.Branch != "" && !force {
+		return wrongState("look at "+c.Dir+" and put what you want to keep on "+j.Branch+", or pass `force` to remove it anyway",
+			"the worktree of job %s is not on its branch %s: %s", j.ID, j.Branch, what)
+	}
+	if dirty, err := c.Dirty(ctx, gc.WorktreeRev(j)); err != nil || dirty {
+		why := "it has uncommitted changes made after the job ended"
+		hint := "commit or discard the changes in " + c.Dir + " first"
+		switch {
+		case err != nil:
+			why = "hub cannot tell whether it has uncommitted changes (" + err.Error() + ")"
+		case job.CommitFailedIn(j.Error):
+			// The worker's own changes, which hub's commit at the end could not take.
+			why = "it holds changes of the worker that hub could not commit when the job ended (" + view.FirstLine(j.Error, 400) + ")"
+			hint = "look at " + c.Dir + " and commit what you want to keep on " + j.Branch + ", or discard it, first"
+			if j.Branch == "" {
+				hint = "look at " + c.Dir + " and keep what you want of it, or discard it, first"
+			}
+		}
+		return wrongState(hint, "the worktree of job %s: %s", j.ID, why)
+	}
+	return nil
 }
