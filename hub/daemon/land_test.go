@@ -63,7 +63,7 @@ func TestForecastRunningJobs(t *testing.T) {
 	if !strings.Contains(sa.Forecast.Target, "main") || !slices.Equal(sa.Forecast.Touched, []string{"a.txt"}) {
 		t.Errorf("a's forecast: %+v", sa.Forecast)
 	}
-	line := hubtest.Call[protocol.ListResult](t, w.Ctx, w.C, protocol.MethodJobList, protocol.ListParams{}).Jobs
+	line := hubtest.Daemon(t, w.C).JobList(w.Ctx, protocol.ListParams{}).Jobs
 	for _, st := range line {
 		if st.ID == a.ID && (st.Forecast == nil || len(st.Forecast.Conflicts) == 0) {
 			t.Errorf("job/list shows no forecast for %s", a.ID)
@@ -96,7 +96,7 @@ func TestForecastRunningJobs(t *testing.T) {
 		t.Errorf("refs after a forecast: %s", refs)
 	}
 	for _, id := range []string{a.ID, b.ID, c.ID} {
-		hubtest.Call[protocol.JobStatus](t, w.Ctx, w.C, protocol.MethodJobStop, protocol.IDParams{ID: id})
+		hubtest.Daemon(t, w.C).JobStop(w.Ctx, protocol.IDParams{ID: id})
 	}
 	w.Ended(a.ID, b.ID, c.ID)
 	// Ended, their branches hold the work: the forecast still says so.
@@ -132,7 +132,7 @@ func TestForecastBaseMoved(t *testing.T) {
 		t.Errorf("a job the move does not touch: %+v", sc.Forecast)
 	}
 	for _, id := range []string{a.ID, c.ID} {
-		hubtest.Call[protocol.JobStatus](t, w.Ctx, w.C, protocol.MethodJobStop, protocol.IDParams{ID: id})
+		hubtest.Daemon(t, w.C).JobStop(w.Ctx, protocol.IDParams{ID: id})
 	}
 	w.Ended(a.ID, c.ID)
 }
@@ -140,7 +140,7 @@ func TestForecastBaseMoved(t *testing.T) {
 // land is job/land.
 func land(t *testing.T, w *world.World, p protocol.LandParams) *protocol.LandResult {
 	t.Helper()
-	r := hubtest.Call[protocol.LandResult](t, w.Ctx, w.C, protocol.MethodJobLand, p)
+	r := hubtest.Daemon(t, w.C).JobLand(w.Ctx, p)
 	return &r
 }
 
@@ -200,7 +200,7 @@ func TestLandBatch(t *testing.T) {
 		}
 	}
 	// Landing one again is refused, and nothing moves.
-	err := w.C.Call(w.Ctx, protocol.MethodJobLand, protocol.LandParams{IDs: ids[:1]}, nil)
+	_, err := w.C.Daemon().JobLand(w.Ctx, protocol.LandParams{IDs: ids[:1]})
 	if client.Code(err) != protocol.CodeWrongState || !strings.Contains(err.Error(), "already landed on main") {
 		t.Errorf("landing a landed job: %v", err)
 	}
@@ -267,7 +267,7 @@ func TestLandConflictAndRed(t *testing.T) {
 	}
 	// The follow-up runs b's command again, which may end before the stop
 	// arrives: stopping it is then refused as ended, which is fine here.
-	if err := w.C.Call(w.Ctx, protocol.MethodJobStop, protocol.IDParams{ID: fu.ID}, nil); err != nil && client.Code(err) != protocol.CodeWrongState {
+	if _, err := w.C.Daemon().JobStop(w.Ctx, protocol.IDParams{ID: fu.ID}); err != nil && client.Code(err) != protocol.CodeWrongState {
 		t.Errorf("stopping the follow-up: %v", err)
 	}
 	w.Ended(fu.ID)
@@ -287,7 +287,7 @@ func TestLandCheckouts(t *testing.T) {
 		t.Fatal(err)
 	}
 	from := hubtest.Git(t, repo, "rev-parse", "main")
-	err := w.C.Call(w.Ctx, protocol.MethodJobLand, protocol.LandParams{IDs: []string{j.ID}}, nil)
+	_, err := w.C.Daemon().JobLand(w.Ctx, protocol.LandParams{IDs: []string{j.ID}})
 	if client.Code(err) != protocol.CodeWrongState || !strings.Contains(err.Error(), "uncommitted changes") {
 		t.Errorf("landing onto a dirty checkout of main: %v", err)
 	}
@@ -355,7 +355,7 @@ func TestLandBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := w.C.Call(w.Ctx, protocol.MethodJobLand, c.p, nil)
+			_, err := w.C.Daemon().JobLand(w.Ctx, c.p)
 			if client.Code(err) != c.code || !strings.Contains(err.Error(), c.says) {
 				t.Fatalf("got %v (code %d), want code %d saying %q", err, client.Code(err), c.code, c.says)
 			}
@@ -367,7 +367,7 @@ func TestLandBadInput(t *testing.T) {
 			}
 		})
 	}
-	hubtest.Call[protocol.JobStatus](t, w.Ctx, w.C, protocol.MethodJobStop, protocol.IDParams{ID: running.ID})
+	hubtest.Daemon(t, w.C).JobStop(w.Ctx, protocol.IDParams{ID: running.ID})
 	w.Ended(running.ID)
 }
 
@@ -383,7 +383,7 @@ func TestReview(t *testing.T) {
 	clean := w.Start(repo, `echo c > src/c.txt`, func(p *protocol.StartParams) { p.Files = []string{"src"} })
 	ids := []string{lock.ID, skip.ID, secret.ID, outside.ID, clean.ID}
 	w.Ended(ids...)
-	r := hubtest.Call[protocol.ReviewResult](t, w.Ctx, w.C, protocol.MethodJobReview, protocol.ReviewParams{IDs: ids})
+	r := hubtest.Daemon(t, w.C).JobReview(w.Ctx, protocol.ReviewParams{IDs: ids})
 	want := map[string][]string{lock.ID: {"lockfile"}, skip.ID: {"tests-deleted", "tests-skipped"}, secret.ID: {"secret"},
 		outside.ID: {"outside"}, clean.ID: nil}
 	for _, it := range r.Jobs {
@@ -405,7 +405,7 @@ func TestReview(t *testing.T) {
 		many = append(many, w.Start(repo, fmt.Sprintf(`echo %d > m%d.txt`, i, i)).ID)
 	}
 	w.Ended(many...)
-	r = hubtest.Call[protocol.ReviewResult](t, w.Ctx, w.C, protocol.MethodJobReview, protocol.ReviewParams{AllEnded: true})
+	r = hubtest.Daemon(t, w.C).JobReview(w.Ctx, protocol.ReviewParams{AllEnded: true})
 	if len(r.Jobs) != 20 || len(r.Text) > 2200 {
 		t.Errorf("a packet of %d jobs is %d bytes:\n%s", len(r.Jobs), len(r.Text), r.Text)
 	}
@@ -461,7 +461,7 @@ func TestLandSquash(t *testing.T) {
 	if st := w.Status(j.ID); st.Landed == nil || st.Landed.Mode != protocol.LandSquash {
 		t.Errorf("landing record: %+v", st.Landed)
 	}
-	r := hubtest.Call[protocol.CleanupResult](t, w.Ctx, w.C, protocol.MethodJobCleanup, protocol.CleanupParams{ID: j.ID, DeleteBranch: true})
+	r := hubtest.Daemon(t, w.C).JobCleanup(w.Ctx, protocol.CleanupParams{ID: j.ID, DeleteBranch: true})
 	if !r.BranchDeleted {
 		t.Errorf("cleanup of a squashed job: %+v", r)
 	}
@@ -481,7 +481,8 @@ func TestLandConcurrent(t *testing.T) {
 	errs := make(chan error, 2)
 	for range 2 {
 		go func() {
-			errs <- w.C.Call(w.Ctx, protocol.MethodJobLand, protocol.LandParams{IDs: ids, Mode: protocol.LandSquash}, nil)
+			_, err := w.C.Daemon().JobLand(w.Ctx, protocol.LandParams{IDs: ids, Mode: protocol.LandSquash})
+			errs <- err
 		}()
 	}
 	var refused int
@@ -510,7 +511,7 @@ func TestReviewFresh(t *testing.T) {
 	a := w.Start(repo, `sed -i 's/^line 5$/line five by a/' a.txt`)
 	b := w.Start(repo, `sed -i 's/^line 5$/line 5 by b/' a.txt`)
 	w.Ended(a.ID, b.ID)
-	r := hubtest.Call[protocol.ReviewResult](t, w.Ctx, w.C, protocol.MethodJobReview, protocol.ReviewParams{IDs: []string{a.ID, b.ID, a.ID}})
+	r := hubtest.Daemon(t, w.C).JobReview(w.Ctx, protocol.ReviewParams{IDs: []string{a.ID, b.ID, a.ID}})
 	if len(r.Jobs) != 2 {
 		t.Fatalf("a packet of %d jobs for two ids, one given twice", len(r.Jobs))
 	}
@@ -520,7 +521,7 @@ func TestReviewFresh(t *testing.T) {
 		}
 	}
 	land(t, w, protocol.LandParams{IDs: []string{a.ID}})
-	r = hubtest.Call[protocol.ReviewResult](t, w.Ctx, w.C, protocol.MethodJobReview, protocol.ReviewParams{IDs: []string{b.ID}})
+	r = hubtest.Daemon(t, w.C).JobReview(w.Ctx, protocol.ReviewParams{IDs: []string{b.ID}})
 	if it := r.Jobs[0]; len(it.Conflicts) != 1 || it.Conflicts[0].With != "target" || !strings.Contains(r.Text, "1 with conflicts") {
 		t.Errorf("after a landed: %+v\n%s", it, r.Text)
 	}
@@ -539,7 +540,7 @@ func TestLandRebase(t *testing.T) {
 	m := w.Start(repo, `git switch -q -c side && echo s > s.txt && git add s.txt && git commit -qm side && git switch -q - && git merge -q --no-ff --no-edit side`)
 	w.Ended(j.ID, k.ID, m.ID)
 	from := hubtest.Git(t, repo, "rev-parse", "main")
-	err := w.C.Call(w.Ctx, protocol.MethodJobLand, protocol.LandParams{IDs: []string{k.ID, m.ID}, Mode: protocol.LandRebase}, nil)
+	_, err := w.C.Daemon().JobLand(w.Ctx, protocol.LandParams{IDs: []string{k.ID, m.ID}, Mode: protocol.LandRebase})
 	if client.Code(err) != protocol.CodeWrongState || !strings.Contains(err.Error(), "merge commits") {
 		t.Errorf("rebasing a branch with a merge: %v", err)
 	}

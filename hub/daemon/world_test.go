@@ -92,12 +92,12 @@ func TestWorldWakeUps(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	hubtest.Call[protocol.SubscribeResult](t, w.Ctx, sub, protocol.MethodSubscribe, protocol.SubscribeParams{})
+	hubtest.Daemon(t, sub).Subscribe(w.Ctx, protocol.SubscribeParams{})
 
 	repo := w.Repo(map[string]string{"a.txt": "a\n"})
 	r := w.Start(repo, `sleep 0.5; echo done > done.txt`)
 	began := time.Now()
-	wr := hubtest.Call[protocol.WaitResult](t, w.Ctx, w.C, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 60})
+	wr := hubtest.Daemon(t, w.C).JobWait(w.Ctx, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 60})
 	if !wr.Done || len(wr.Jobs) != 1 || wr.Jobs[0].State != protocol.StateSucceeded {
 		t.Fatalf("wait woke with %+v", wr)
 	}
@@ -138,7 +138,7 @@ func TestWorldStop(t *testing.T) {
 	r := w.Start(repo, `echo half > half.txt; sleep 60`)
 	w.Until(r.ID, func(st protocol.JobStatus) bool { return st.State == protocol.StateRunning })
 	time.Sleep(200 * time.Millisecond) // the worker has written half.txt
-	hubtest.Call[protocol.JobStatus](t, w.Ctx, w.C, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
+	hubtest.Daemon(t, w.C).JobStop(w.Ctx, protocol.IDParams{ID: r.ID})
 	st := w.Ended(r.ID)[0]
 	if st.State != protocol.StateCancelled || !st.Salvaged {
 		t.Fatalf("stopped job: %s, salvaged %v: %s", st.State, st.Salvaged, st.Error)
@@ -150,7 +150,7 @@ func TestWorldStop(t *testing.T) {
 		t.Errorf("%d slots held after stop (%v)", r, err)
 	}
 	// Stopping it again is refused, and changes nothing.
-	err := w.C.Call(w.Ctx, protocol.MethodJobStop, protocol.IDParams{ID: r.ID}, nil)
+	_, err := w.C.Daemon().JobStop(w.Ctx, protocol.IDParams{ID: r.ID})
 	if client.Code(err) != protocol.CodeWrongState {
 		t.Errorf("a second stop: %v", err)
 	}
@@ -208,7 +208,7 @@ func TestWorldEndings(t *testing.T) {
 	w.Ended(ids...)
 	for i, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			res := hubtest.Call[protocol.ResultResult](t, w.Ctx, w.C, protocol.MethodJobResult, protocol.ResultParams{ID: ids[i], Evidence: true})
+			res := hubtest.Daemon(t, w.C).JobResult(w.Ctx, protocol.ResultParams{ID: ids[i], Evidence: true})
 			st := w.Status(ids[i])
 			if st.State != c.state || st.Category != c.category {
 				t.Fatalf("ended %s (category %q): %s; want %s (%q)", st.State, st.Category, st.Error, c.state, c.category)

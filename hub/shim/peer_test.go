@@ -169,10 +169,11 @@ func TestDaemonMayReplySteerStop(t *testing.T) {
 	}
 	c := rpc.NewConn(ctx, nc, nil, nil)
 	defer c.Close()
-	if err := c.Call(ctx, protocol.MethodShimSteer, protocol.ShimSteerParams{Text: "go on"}, nil); err != nil {
+	sc := protocol.ShimClient{C: c}
+	if _, err := sc.ShimSteer(ctx, protocol.ShimSteerParams{Text: "go on"}); err != nil {
 		t.Errorf("the daemon's steer: %v", err)
 	}
-	if err := c.Call(ctx, protocol.MethodShimStop, protocol.ShimStopParams{Reason: "stopped by request"}, nil); err != nil {
+	if _, err := sc.ShimStop(ctx, protocol.ShimStopParams{Reason: "stopped by request"}); err != nil {
 		t.Errorf("the daemon's stop: %v", err)
 	}
 	select {

@@ -57,7 +57,7 @@ func TestShimWakesTheDaemon(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	hubtest.Call[protocol.SubscribeResult](t, w.Ctx, sub, protocol.MethodSubscribe, protocol.SubscribeParams{})
+	hubtest.Daemon(t, sub).Subscribe(w.Ctx, protocol.SubscribeParams{})
 	r := w.Start(w.Repo(map[string]string{"a.txt": "a\n"}), `sleep 60`)
 	w.Until(r.ID, func(st protocol.JobStatus) bool { return st.State == protocol.StateRunning })
 
@@ -71,7 +71,7 @@ func TestShimWakesTheDaemon(t *testing.T) {
 		case st := <-got:
 			if st.ID == r.ID && st.Progress == "half way" {
 				t.Logf("progress reached the subscriber %s after it was sent", time.Since(sent).Round(time.Millisecond))
-				hubtest.Call[protocol.JobStatus](t, w.Ctx, w.C, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
+				hubtest.Daemon(t, w.C).JobStop(w.Ctx, protocol.IDParams{ID: r.ID})
 				return
 			}
 		case <-time.After(10 * time.Second):
@@ -100,7 +100,7 @@ func TestShimDeliversAReply(t *testing.T) {
 	if st.Question == nil || st.Question.Text != "tabs or spaces?" {
 		t.Fatalf("the pending question: %+v", st.Question)
 	}
-	rep := hubtest.Call[protocol.ReplyResult](t, w.Ctx, w.C, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "spaces"})
+	rep := hubtest.Daemon(t, w.C).JobReply(w.Ctx, protocol.ReplyParams{ID: r.ID, Text: "spaces"})
 	if !rep.Delivered || rep.QuestionID != st.Question.ID {
 		t.Errorf("reply result %+v", rep)
 	}
@@ -109,7 +109,7 @@ func TestShimDeliversAReply(t *testing.T) {
 		t.Fatalf("the worker's ask returned %+v, %v", answer, askErr)
 	}
 	w.Until(r.ID, func(st protocol.JobStatus) bool { return st.State == protocol.StateRunning })
-	hubtest.Call[protocol.JobStatus](t, w.Ctx, w.C, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
+	hubtest.Daemon(t, w.C).JobStop(w.Ctx, protocol.IDParams{ID: r.ID})
 	if st := w.Ended(r.ID)[0]; st.State != protocol.StateCancelled {
 		t.Errorf("stopped job ended %s", st.State)
 	}
@@ -130,7 +130,7 @@ func TestShimStopEndsTheWorkersTree(t *testing.T) {
 	if n := len(jobProcesses(marker)); n < 2 {
 		t.Fatalf("the worker's sleeps did not start (%d found)", n)
 	}
-	hubtest.Call[protocol.JobStatus](t, w.Ctx, w.C, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
+	hubtest.Daemon(t, w.C).JobStop(w.Ctx, protocol.IDParams{ID: r.ID})
 	st := w.Ended(r.ID)[0]
 	if st.State != protocol.StateCancelled || st.Category != protocol.CategoryStopped {
 		t.Fatalf("stopped job: %s (%s): %s", st.State, st.Category, st.Error)
@@ -201,7 +201,7 @@ func TestShimSettlesADeadShimsJob(t *testing.T) {
 	if got := hubtest.Git(t, repo, "show", r.Branch+":half.txt"); got != "half" {
 		t.Errorf("the branch has half.txt = %q", got)
 	}
-	res := hubtest.Call[protocol.ResultResult](t, w.Ctx, w.C, protocol.MethodJobResult, protocol.ResultParams{ID: r.ID, Evidence: true})
+	res := hubtest.Daemon(t, w.C).JobResult(w.Ctx, protocol.ResultParams{ID: r.ID, Evidence: true})
 	if ev := res.Evidence; ev == nil || len(ev.Files) != 1 || ev.Files[0].Path != "half.txt" || ev.State != protocol.StateFailed {
 		t.Errorf("the settled job's evidence: %+v", res.Evidence)
 	}
@@ -230,7 +230,7 @@ func TestShimEndings(t *testing.T) {
 		{verify.ID, protocol.StateFailed, protocol.CategoryVerify, "exited 4", "v.txt"},
 		{timeout.ID, protocol.StateTimedOut, protocol.CategoryTimeout, "timed out", "t.txt"},
 	} {
-		res := hubtest.Call[protocol.ResultResult](t, w.Ctx, w.C, protocol.MethodJobResult, protocol.ResultParams{ID: c.id, Evidence: true})
+		res := hubtest.Daemon(t, w.C).JobResult(w.Ctx, protocol.ResultParams{ID: c.id, Evidence: true})
 		ev := res.Evidence
 		if res.State != c.state || ev == nil || ev.Category != c.category || !strings.Contains(ev.Error, c.errHas) {
 			t.Errorf("job %s: %s, evidence %+v; want %s (%s) with %q", c.id, res.State, ev, c.state, c.category, c.errHas)
