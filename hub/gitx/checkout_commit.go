@@ -88,7 +88,59 @@ func (c *Checkout) Commit(ctx context.Context, o CommitOptions) (CommitResult, e
 	if o.Base != "" && o.Base != tip {
 		have = append(have, o.Base)
 	}
+	tip, second, headMoved := c.workerCommits(ctx, o, ref, tip, have, &res)
 
+	// The files, from hub's index: what the work tree holds, on top of tip.
+	opts := c.hubOpts()
+	tree, big, unstaged, stranded, err := c.stageTree(ctx, opts, o, tip, tip0, &res)
+	if err != nil {
+		return res, err
+	}
+	head := tip
+	tipTree := tree0
+	if tip != tip0 {
+		tipTree, _ = c.revParse(ctx, tip+"^{tree}")
+	}
+	if tree != tipTree || second != "" {
+		if head, err = c.commitTree(ctx, opts, o, tree, tip, second); err != nil {
+			return res, err
+		}
+		res.Committed = true
+	}
+	if head != tip0 {
+		// Moves the branch only from where it was read: a branch moved by
+		// someone else meanwhile is an error, not a lost commit.
+		if _, err := runGit(ctx, c.Repo.Top, runOpts{env: []string{"GIT_DIR=" + c.Repo.CommonDir}},
+			"update-ref", "-m", "hub: "+firstLine(o.Message), ref, head, tip0); err != nil {
+			return res, err
+		}
+	}
+	res.Head = head
+	res.Repairs = append(res.Repairs, c.restore(ctx, head, headMoved)...)
+	if len(stranded) > 0 {
+		unstaged = errors.Join(unstaged, &StrandedError{Paths: stranded})
+	}
+	if o.MaxFileBytes > 0 && o.Base != "" && tip != o.Base {
+		// The worker's own commits: a blob over the bound there is on the
+		// branch already; the job must say so.
+		inCommits, err := c.oversizeCommitted(ctx, o.Base, tip, o.MaxFileBytes)
+		if err == nil {
+			big = append(big, inCommits...)
+		}
+	}
+	if len(big) > 0 {
+		unstaged = errors.Join(unstaged, &OversizeError{Files: big, Max: o.MaxFileBytes})
+	}
+	return res, unstaged
+}
+
+// workerCommits takes what the worker committed onto the branch's tip:
+// in a private checkout its branch and HEAD from its own git dir (their
+// objects copied out first); a HEAD off the branch, whose commits become
+// the tip when they descend from it, or else the second parent of hub's
+// commit. It returns the new tip, that second parent, and whether HEAD was
+// off the branch (restore puts it back).
+func (c *Checkout) workerCommits(ctx context.Context, o CommitOptions, ref, tip string, have []string, res *CommitResult) (string, string, bool) {
 	headRef, headSHA, headWhat := c.workerHead()
 	if c.Private {
 		// The worker's branch and HEAD in its own git dir: what it committed.
@@ -118,32 +170,36 @@ func (c *Checkout) Commit(ctx context.Context, o CommitOptions) (CommitResult, e
 	} else if headRef != "" && headRef != ref {
 		headSHA, _ = c.revParse(ctx, headRef)
 	}
-
+	if headWhat == "" {
+		return tip, "", false
+	}
 	// A HEAD off the branch: the worker's commits there are taken onto it.
 	var second string
-	if headWhat != "" {
-		r := Repair{What: "HEAD", Found: headWhat, Done: "put it back on " + c.Branch}
-		if headSHA != "" && headSHA != tip {
-			if ok, _ := IsAncestor(ctx, c.Repo.Top, headSHA, tip); !ok && c.hasNewCommits(ctx, headSHA, append(slices.Clone(have), tip), o.Before) {
-				if ok, _ := IsAncestor(ctx, c.Repo.Top, tip, headSHA); ok {
-					tip = headSHA
-					r.Done += "; its commits there are on " + c.Branch
-				} else {
-					second = headSHA
-					r.Done += "; its commits there are kept as the second parent of hub's commit"
-				}
+	r := Repair{What: "HEAD", Found: headWhat, Done: "put it back on " + c.Branch}
+	if headSHA != "" && headSHA != tip {
+		if ok, _ := IsAncestor(ctx, c.Repo.Top, headSHA, tip); !ok && c.hasNewCommits(ctx, headSHA, append(slices.Clone(have), tip), o.Before) {
+			if ok, _ := IsAncestor(ctx, c.Repo.Top, tip, headSHA); ok {
+				tip = headSHA
+				r.Done += "; its commits there are on " + c.Branch
+			} else {
+				second = headSHA
+				r.Done += "; its commits there are kept as the second parent of hub's commit"
 			}
 		}
-		res.Repairs = append(res.Repairs, r)
 	}
+	res.Repairs = append(res.Repairs, r)
+	return tip, second, true
+}
 
-	// The files, from hub's index: what the work tree holds, on top of tip.
-	// hub's index was made at the base (or by hub's last commit, which
-	// moved the branch): a tip still at the base needs no reset of it.
-	opts := c.hubOpts()
+// stageTree stages the work tree in hub's index on top of tip and writes
+// its tree. hub's index was made at the base (or by hub's last commit,
+// which moved the branch): a tip still at the base needs no reset of it.
+// It returns the tree, the files over the size bound (left out), what
+// could not be staged and the files stranded in submodules.
+func (c *Checkout) stageTree(ctx context.Context, opts runOpts, o CommitOptions, tip, tip0 string, res *CommitResult) (tree string, big []OversizeFile, unstaged error, stranded []string, err error) {
 	if _, err := os.Stat(c.Index); err != nil {
 		if _, err := runGit(ctx, c.Dir, opts, "read-tree", tip); err != nil {
-			return res, err
+			return "", nil, nil, nil, err
 		}
 	} else if tip != o.Base || tip != tip0 {
 		_, err = runGit(ctx, c.Dir, opts, "read-tree", "-m", tip) // keeps the stat data of what matches
@@ -151,16 +207,15 @@ func (c *Checkout) Commit(ctx context.Context, o CommitOptions) (CommitResult, e
 			_, err = runGit(ctx, c.Dir, opts, "read-tree", tip)
 		}
 		if err != nil {
-			return res, err
+			return "", nil, nil, nil, err
 		}
 	}
 	if r := c.keepSparse(ctx, opts); r != nil {
 		res.Repairs = append(res.Repairs, *r)
 	}
-	var big []OversizeFile
 	if o.MaxFileBytes > 0 {
 		if big, err = c.oversize(ctx, opts, o.MaxFileBytes); err != nil {
-			return res, err
+			return "", nil, nil, nil, err
 		}
 	}
 	var skip []string
@@ -169,65 +224,38 @@ func (c *Checkout) Commit(ctx context.Context, o CommitOptions) (CommitResult, e
 	}
 	gitlinks, nested, unstaged, err := c.stage(ctx, opts, skip)
 	if err != nil {
-		return res, err
+		return "", nil, nil, nil, err
 	}
 	res.Repairs = append(res.Repairs, nested...)
 	// What .worktreeinclude copied in is never committed, even un-ignored.
 	if err := c.dropIncluded(ctx, opts); err != nil {
-		return res, err
+		return "", nil, nil, nil, err
 	}
-	stranded := c.filesInSubmodules(gitlinks)
+	stranded = c.filesInSubmodules(gitlinks)
 	out, err := runGit(ctx, c.Dir, opts, "write-tree")
 	if err != nil {
-		return res, err
+		return "", nil, nil, nil, err
 	}
-	tree := strings.TrimSpace(string(out))
-	head := tip
-	tipTree := tree0
-	if tip != tip0 {
-		tipTree, _ = c.revParse(ctx, tip+"^{tree}")
+	return strings.TrimSpace(string(out)), big, unstaged, stranded, nil
+}
+
+// commitTree makes hub's commit of tree on tip (and second, the worker's
+// commits off the branch, as its second parent), as o.Who, with o.Message.
+func (c *Checkout) commitTree(ctx context.Context, opts runOpts, o CommitOptions, tree, tip, second string) (string, error) {
+	args := []string{"commit-tree", "--no-gpg-sign", tree, "-p", tip}
+	if second != "" {
+		args = append(args, "-p", second)
 	}
-	if tree != tipTree || second != "" {
-		args := []string{"commit-tree", "--no-gpg-sign", tree, "-p", tip}
-		if second != "" {
-			args = append(args, "-p", second)
-		}
-		co := opts
-		co.env = append(slices.Clone(opts.env),
-			"GIT_AUTHOR_NAME="+o.Who.Name, "GIT_AUTHOR_EMAIL="+o.Who.Email,
-			"GIT_COMMITTER_NAME="+o.Who.Name, "GIT_COMMITTER_EMAIL="+o.Who.Email)
-		co.stdin = strings.NewReader(o.Message)
-		out, err := runGit(ctx, c.Dir, co, args...)
-		if err != nil {
-			return res, err
-		}
-		head, res.Committed = strings.TrimSpace(string(out)), true
+	co := opts
+	co.env = append(slices.Clone(opts.env),
+		"GIT_AUTHOR_NAME="+o.Who.Name, "GIT_AUTHOR_EMAIL="+o.Who.Email,
+		"GIT_COMMITTER_NAME="+o.Who.Name, "GIT_COMMITTER_EMAIL="+o.Who.Email)
+	co.stdin = strings.NewReader(o.Message)
+	out, err := runGit(ctx, c.Dir, co, args...)
+	if err != nil {
+		return "", err
 	}
-	if head != tip0 {
-		// Moves the branch only from where it was read: a branch moved by
-		// someone else meanwhile is an error, not a lost commit.
-		if _, err := runGit(ctx, c.Repo.Top, runOpts{env: []string{"GIT_DIR=" + c.Repo.CommonDir}},
-			"update-ref", "-m", "hub: "+firstLine(o.Message), ref, head, tip0); err != nil {
-			return res, err
-		}
-	}
-	res.Head = head
-	res.Repairs = append(res.Repairs, c.restore(ctx, head, headWhat != "")...)
-	if len(stranded) > 0 {
-		unstaged = errors.Join(unstaged, &StrandedError{Paths: stranded})
-	}
-	if o.MaxFileBytes > 0 && o.Base != "" && tip != o.Base {
-		// The worker's own commits: a blob over the bound there is on the
-		// branch already; the job must say so.
-		inCommits, err := c.oversizeCommitted(ctx, o.Base, tip, o.MaxFileBytes)
-		if err == nil {
-			big = append(big, inCommits...)
-		}
-	}
-	if len(big) > 0 {
-		unstaged = errors.Join(unstaged, &OversizeError{Files: big, Max: o.MaxFileBytes})
-	}
-	return res, unstaged
+	return strings.TrimSpace(string(out)), nil
 }
 
 // OversizeFile is a file larger than a job may commit.
