@@ -3,6 +3,7 @@ package tool
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -16,44 +17,47 @@ import (
 	"syscall"
 )
 
+// readFileArgs are read_file's arguments.
+type readFileArgs struct {
+	Path      string `json:"path" jsonschema:"File path, relative to the worktree root."`
+	StartLine int64  `json:"start_line,omitempty" jsonschema:"First line to show (default 1)."`
+	EndLine   int64  `json:"end_line,omitempty" jsonschema:"Last line to show (default: the end, as far as fits)."`
+}
+
 func (w *Workspace) readFileSpec() spec {
-	return spec{
+	return newSpec(spec{
 		name:     "read_file",
 		desc:     `Read a text file, each line prefixed with its number ("  12| text"). For a long file, read a range with start_line and end_line (1-based, inclusive).`,
 		readOnly: true,
-		params: []param{
-			{name: "path", typ: tString, required: true, desc: "File path, relative to the worktree root."},
-			{name: "start_line", typ: tInteger, min: bound(1), desc: "First line to show (default 1)."},
-			{name: "end_line", typ: tInteger, min: bound(1), desc: "Last line to show (default: the end, as far as fits)."},
-		},
-		run: w.readFile,
-	}
+	}, w.readFile, atLeast("start_line", 1), atLeast("end_line", 1))
+}
+
+// writeFileArgs are write_file's arguments.
+type writeFileArgs struct {
+	Path    string `json:"path" jsonschema:"File path, relative to the worktree root."`
+	Content string `json:"content" jsonschema:"The whole new content of the file."`
 }
 
 func (w *Workspace) writeFileSpec() spec {
-	return spec{
+	return newSpec(spec{
 		name: "write_file",
 		desc: "Create or overwrite a file with the given content; missing parent directories are created.",
-		params: []param{
-			{name: "path", typ: tString, required: true, desc: "File path, relative to the worktree root."},
-			{name: "content", typ: tString, required: true, desc: "The whole new content of the file."},
-		},
-		run: w.writeFile,
-	}
+	}, w.writeFile)
+}
+
+// editFileArgs are edit_file's arguments.
+type editFileArgs struct {
+	Path       string `json:"path" jsonschema:"File path, relative to the worktree root."`
+	OldText    string `json:"old_text" jsonschema:"Exact text to replace, without line-number prefixes."`
+	NewText    string `json:"new_text" jsonschema:"Text to put in its place."`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence (default false)."`
 }
 
 func (w *Workspace) editFileSpec() spec {
-	return spec{
+	return newSpec(spec{
 		name: "edit_file",
 		desc: "Replace old_text with new_text in a file. old_text must match exactly (whitespace included) and occur once, unless replace_all is set.",
-		params: []param{
-			{name: "path", typ: tString, required: true, desc: "File path, relative to the worktree root."},
-			{name: "old_text", typ: tString, required: true, desc: "Exact text to replace, without line-number prefixes."},
-			{name: "new_text", typ: tString, required: true, desc: "Text to put in its place."},
-			{name: "replace_all", typ: tBoolean, desc: "Replace every occurrence (default false)."},
-		},
-		run: w.editFile,
-	}
+	}, w.editFile)
 }
 
 // openFile opens rel (from resolve) for reading through an os.Root, with
@@ -86,10 +90,10 @@ func binaryErr(path string, size int64) error {
 	return fmt.Errorf("%q is a binary file (%d bytes); only text files can be read or edited here (run_shell can inspect it, e.g. with od or file)", path, size)
 }
 
-func (w *Workspace) readFile(ctx context.Context, a args) (string, error) {
-	path := a.str("path")
-	start := a.integer("start_line", 1)
-	end := a.integer("end_line", 0) // 0: no end
+func (w *Workspace) readFile(ctx context.Context, a readFileArgs) (string, error) {
+	path := a.Path
+	start := cmp.Or(a.StartLine, 1)
+	end := a.EndLine // 0: no end
 	if end != 0 && end < start {
 		return "", fmt.Errorf("end_line %d is before start_line %d; give a range with start_line <= end_line", end, start)
 	}
@@ -205,8 +209,8 @@ func countLines(s string) int {
 	return n
 }
 
-func (w *Workspace) writeFile(ctx context.Context, a args) (string, error) {
-	path, content := a.str("path"), a.str("content")
+func (w *Workspace) writeFile(ctx context.Context, a writeFileArgs) (string, error) {
+	path, content := a.Path, a.Content
 	_, rel, err := w.resolveWrite(path)
 	if err != nil {
 		return "", err
@@ -282,8 +286,8 @@ func writeAtomic(root *os.Root, path, rel string, data []byte) (existed bool, er
 // lineNumbered matches text copied with read_file's line-number prefixes.
 var lineNumbered = regexp.MustCompile(`(?m)^ *\d+\| `)
 
-func (w *Workspace) editFile(ctx context.Context, a args) (string, error) {
-	path, oldText, newText := a.str("path"), a.str("old_text"), a.str("new_text")
+func (w *Workspace) editFile(ctx context.Context, a editFileArgs) (string, error) {
+	path, oldText, newText := a.Path, a.OldText, a.NewText
 	if oldText == "" {
 		return "", errors.New("old_text is empty; give the exact text to replace (read_file shows it), or use write_file to write a whole file")
 	}
@@ -330,11 +334,11 @@ func (w *Workspace) editFile(ctx context.Context, a args) (string, error) {
 			hint = `leave out the line-number prefixes ("  12| ") that read_file adds`
 		}
 		return "", fmt.Errorf("%s: old_text found 0 times; %s", path, hint)
-	case n > 1 && !a.boolean("replace_all"):
+	case n > 1 && !a.ReplaceAll:
 		return "", fmt.Errorf("%s: old_text found %d times; include more context to make it unique, or set replace_all to replace every one", path, n)
 	}
 	line := 1 + strings.Count(text[:strings.Index(text, oldText)], "\n")
-	if a.boolean("replace_all") {
+	if a.ReplaceAll {
 		text = strings.ReplaceAll(text, oldText, newText)
 	} else {
 		text = strings.Replace(text, oldText, newText, 1)

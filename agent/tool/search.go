@@ -2,6 +2,7 @@ package tool
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,45 +21,49 @@ const (
 	maxGrepScanLine = 64 << 10 // bytes of one line grep matches against
 )
 
+// listDirArgs are list_dir's arguments.
+type listDirArgs struct {
+	Path  string `json:"path,omitempty" jsonschema:"Directory, relative to the worktree root (default: the root)."`
+	Depth int64  `json:"depth,omitempty" jsonschema:"Levels to show (default 2)."`
+}
+
 func (w *Workspace) listDirSpec() spec {
-	return spec{
+	return newSpec(spec{
 		name:     "list_dir",
 		desc:     `List a directory as an indented tree ("/" marks directories), skipping .git and what .gitignore ignores.`,
 		readOnly: true,
-		params: []param{
-			{name: "path", typ: tString, desc: "Directory, relative to the worktree root (default: the root)."},
-			{name: "depth", typ: tInteger, min: bound(1), max: bound(5), desc: "Levels to show (default 2)."},
-		},
-		run: w.listDir,
-	}
+	}, w.listDir, between("depth", 1, 5))
+}
+
+// globArgs are glob's arguments.
+type globArgs struct {
+	Pattern string `json:"pattern" jsonschema:"Glob relative to the worktree root."`
 }
 
 func (w *Workspace) globSpec() spec {
-	return spec{
+	return newSpec(spec{
 		name:     "glob",
 		desc:     `Find files whose path matches a glob, e.g. "**/*.go" or "cmd/*/main.go" ("**" spans directories, {a,b} gives alternatives). Honours .gitignore.`,
 		readOnly: true,
-		params: []param{
-			{name: "pattern", typ: tString, required: true, desc: "Glob relative to the worktree root."},
-		},
-		run: w.glob,
-	}
+	}, w.glob)
+}
+
+// grepArgs are grep's arguments. max_results's description names
+// defaultGrepMax.
+type grepArgs struct {
+	Pattern    string `json:"pattern" jsonschema:"Go (RE2) regular expression."`
+	Path       string `json:"path,omitempty" jsonschema:"File or directory to search, relative to the worktree root (default: the root)."`
+	Include    string `json:"include,omitempty" jsonschema:"Only files matching this glob, e.g. \"*.go\" (a name) or \"src/**/*.ts\" (a path)."`
+	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"Match case-insensitively."`
+	MaxResults int64  `json:"max_results,omitempty" jsonschema:"Most matching lines to show (default 100)."`
 }
 
 func (w *Workspace) grepSpec() spec {
-	return spec{
+	return newSpec(spec{
 		name:     "grep",
 		desc:     "Search file contents with a Go regular expression; prints path:line: text. Honours .gitignore and skips binary files.",
 		readOnly: true,
-		params: []param{
-			{name: "pattern", typ: tString, required: true, desc: "Go (RE2) regular expression."},
-			{name: "path", typ: tString, desc: "File or directory to search, relative to the worktree root (default: the root)."},
-			{name: "include", typ: tString, desc: `Only files matching this glob, e.g. "*.go" (a name) or "src/**/*.ts" (a path).`},
-			{name: "ignore_case", typ: tBoolean, desc: "Match case-insensitively."},
-			{name: "max_results", typ: tInteger, min: bound(1), max: bound(maxGrepMax), desc: fmt.Sprintf("Most matching lines to show (default %d).", defaultGrepMax)},
-		},
-		run: w.grep,
-	}
+	}, w.grep, between("max_results", 1, maxGrepMax))
 }
 
 // stat stats rel (from resolve), with errors that say what to do.
@@ -73,9 +78,9 @@ func (w *Workspace) stat(root *os.Root, path, rel string) (fs.FileInfo, error) {
 	return fi, nil
 }
 
-func (w *Workspace) listDir(ctx context.Context, a args) (string, error) {
-	path := a.str("path")
-	depth := int(a.integer("depth", 2))
+func (w *Workspace) listDir(ctx context.Context, a listDirArgs) (string, error) {
+	path := a.Path
+	depth := int(cmp.Or(a.Depth, 2))
 	_, rel, err := w.resolve(path)
 	if err != nil {
 		return "", err
@@ -125,8 +130,8 @@ func (w *Workspace) listDir(ctx context.Context, a args) (string, error) {
 	return strings.TrimSuffix(out.String(), "\n"), nil
 }
 
-func (w *Workspace) glob(ctx context.Context, a args) (string, error) {
-	pattern := a.str("pattern")
+func (w *Workspace) glob(ctx context.Context, a globArgs) (string, error) {
+	pattern := a.Pattern
 	if strings.IndexByte(pattern, 0) >= 0 {
 		return "", fmt.Errorf("pattern %q contains a NUL byte; give it as plain text", pattern)
 	}
@@ -187,9 +192,9 @@ func (w *Workspace) glob(ctx context.Context, a args) (string, error) {
 	return out, nil
 }
 
-func (w *Workspace) grep(ctx context.Context, a args) (string, error) {
-	expr := a.str("pattern")
-	if a.boolean("ignore_case") {
+func (w *Workspace) grep(ctx context.Context, a grepArgs) (string, error) {
+	expr := a.Pattern
+	if a.IgnoreCase {
 		expr = "(?i)" + expr
 	}
 	re, err := regexp.Compile(expr)
@@ -197,13 +202,13 @@ func (w *Workspace) grep(ctx context.Context, a args) (string, error) {
 		return "", fmt.Errorf("invalid regular expression: %v; it is Go RE2 syntax: escape literal ( ) [ ] { } . * + ? | with a backslash", errors.Unwrap(err))
 	}
 	var include *globPattern
-	if inc := a.str("include"); inc != "" {
+	if inc := a.Include; inc != "" {
 		if include, err = compileGlob(inc); err != nil {
 			return "", fmt.Errorf("include: %v", err)
 		}
 	}
-	max := int(a.integer("max_results", defaultGrepMax))
-	path := a.str("path")
+	max := int(cmp.Or(a.MaxResults, defaultGrepMax))
+	path := a.Path
 	_, rel, err := w.resolve(path)
 	if err != nil {
 		return "", err

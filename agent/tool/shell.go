@@ -16,16 +16,17 @@ import (
 	"github.com/hub-agents/hub/internal/pgroup"
 )
 
+// runShellArgs are run_shell's arguments.
+type runShellArgs struct {
+	Command  string `json:"command" jsonschema:"Shell command line."`
+	TimeoutS int64  `json:"timeout_s,omitempty" jsonschema:"Timeout in seconds."`
+}
+
 func (w *Workspace) runShellSpec() spec {
-	return spec{
+	return newSpec(spec{
 		name: "run_shell",
 		desc: fmt.Sprintf("Run a command with sh -c in the worktree root (no stdin) and return its exit code and output. Background processes are stopped when it returns; default timeout %ds.", int(w.opt.ShellTimeout/time.Second)),
-		params: []param{
-			{name: "command", typ: tString, required: true, desc: "Shell command line."},
-			{name: "timeout_s", typ: tInteger, min: bound(1), max: bound(int64(w.opt.MaxShellTimeout / time.Second)), desc: "Timeout in seconds."},
-		},
-		run: w.runShell,
-	}
+	}, w.runShell, between("timeout_s", 1, int64(w.opt.MaxShellTimeout/time.Second)))
 }
 
 // homeDir returns HOME for commands: Options.Home, or a temporary directory
@@ -70,14 +71,14 @@ func (w *Workspace) environ() ([]string, error) {
 	return append(env, "HOME="+home), nil
 }
 
-func (w *Workspace) runShell(ctx context.Context, a args) (string, error) {
-	command := a.str("command")
+func (w *Workspace) runShell(ctx context.Context, a runShellArgs) (string, error) {
+	command := a.Command
 	if strings.TrimSpace(command) == "" {
 		return "", errors.New("command is empty; give a shell command line")
 	}
 	timeout := w.opt.ShellTimeout
-	if a.has("timeout_s") {
-		timeout = time.Duration(a.integer("timeout_s", 0)) * time.Second
+	if a.TimeoutS != 0 { // absent: at least 1 when given
+		timeout = time.Duration(a.TimeoutS) * time.Second
 	}
 	env, err := w.environ()
 	if err != nil {

@@ -36,6 +36,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // Tool is one tool offered to a model.
@@ -190,116 +192,115 @@ func (w *Workspace) Tools() []Tool {
 	return tools
 }
 
-// spec describes a tool once: its schema and its validation both come from
-// params.
+// spec describes a tool once: its arguments are a struct, A of [newSpec],
+// from which come both the schema the model sees and the decoding.
 type spec struct {
 	name     string
 	desc     string
 	readOnly bool
-	params   []param
-	run      func(ctx context.Context, a args) (string, error)
+	schema   *jsonschema.Schema // an object's, inferred from the struct
+	run      func(ctx context.Context, raw json.RawMessage) (string, error)
 }
 
-type paramType string
+// newSpec completes s (name, desc, readOnly) for a tool whose arguments
+// decode into the struct A. The schema is inferred from A's fields by
+// jsonschema-go: the properties are their json names, described by their
+// jsonschema tags, and required unless "omitempty" (fields are string,
+// bool or int64; an absent one is zero). bounds add minimum and maximum to
+// integers. run gets the arguments once parse has checked them against the
+// schema.
+func newSpec[A any](s spec, run func(context.Context, A) (string, error), bounds ...bounds) spec {
+	// A is fixed at compile time: a mistake in it panics in every test.
+	schema, err := jsonschema.For[A](nil)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: %v", s.name, err))
+	}
+	for name, prop := range schema.Properties {
+		if prop.Type != tString && prop.Type != tInteger && prop.Type != tBoolean {
+			panic(fmt.Sprintf("tool %s: argument %q is not a string, int64 or bool", s.name, name))
+		}
+	}
+	for _, b := range bounds {
+		prop := schema.Properties[b.name]
+		if prop == nil || prop.Type != tInteger {
+			panic(fmt.Sprintf("tool %s: bounds for %q, not an integer argument", s.name, b.name))
+		}
+		prop.Minimum, prop.Maximum = b.min, b.max
+	}
+	s.schema = schema
+	s.run = func(ctx context.Context, raw json.RawMessage) (string, error) {
+		vals, err := s.parse(raw)
+		if err != nil {
+			return "", err
+		}
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		var a A
+		b, err := json.Marshal(vals)
+		if err == nil {
+			err = json.Unmarshal(b, &a)
+		}
+		if err != nil {
+			return "", fmt.Errorf("%s: %v", s.name, err) // parse has checked every value
+		}
+		return run(ctx, a)
+	}
+	return s
+}
 
+// bounds are an integer argument's minimum and maximum (nil: none).
+type bounds struct {
+	name     string
+	min, max *float64
+}
+
+func atLeast(name string, min int64) bounds {
+	return bounds{name: name, min: jsonschema.Ptr(float64(min))}
+}
+
+func between(name string, min, max int64) bounds {
+	return bounds{name: name, min: jsonschema.Ptr(float64(min)), max: jsonschema.Ptr(float64(max))}
+}
+
+// The types arguments may have.
 const (
-	tString  paramType = "string"
-	tInteger paramType = "integer"
-	tBoolean paramType = "boolean"
+	tString  = "string"
+	tInteger = "integer"
+	tBoolean = "boolean"
 )
 
-type param struct {
-	name     string
-	typ      paramType
-	desc     string
-	required bool
-	min, max *int64 // integers only
-}
-
-func bound(n int64) *int64 { return &n }
-
 func (s spec) tool() Tool {
-	props := map[string]any{}
-	var required []string
-	for _, p := range s.params {
-		prop := map[string]any{"type": string(p.typ), "description": p.desc}
-		if p.min != nil {
-			prop["minimum"] = *p.min
-		}
-		if p.max != nil {
-			prop["maximum"] = *p.max
-		}
-		props[p.name] = prop
-		if p.required {
-			required = append(required, p.name)
-		}
+	// The model sees the schema as a plain map, its keys in JSON's order.
+	b, err := json.Marshal(s.schema)
+	var params map[string]any
+	if err == nil {
+		err = json.Unmarshal(b, &params)
 	}
-	schema := map[string]any{
-		"type":                 "object",
-		"properties":           props,
-		"additionalProperties": false,
-	}
-	if len(required) > 0 {
-		schema["required"] = required
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: schema: %v", s.name, err))
 	}
 	return Tool{
 		Name:        s.name,
 		Description: s.desc,
-		Parameters:  schema,
+		Parameters:  params,
 		ReadOnly:    s.readOnly,
-		Run: func(ctx context.Context, raw json.RawMessage) (string, error) {
-			a, err := s.parse(raw)
-			if err != nil {
-				return "", err
-			}
-			if err := ctx.Err(); err != nil {
-				return "", err
-			}
-			return s.run(ctx, a)
-		},
+		Run:         s.run,
 	}
-}
-
-// args are validated arguments: string, int64 or bool values by name.
-type args map[string]any
-
-func (a args) str(name string) string {
-	s, _ := a[name].(string)
-	return s
-}
-
-func (a args) integer(name string, def int64) int64 {
-	if n, ok := a[name].(int64); ok {
-		return n
-	}
-	return def
-}
-
-func (a args) has(name string) bool {
-	_, ok := a[name]
-	return ok
-}
-
-func (a args) boolean(name string) bool {
-	b, _ := a[name].(bool)
-	return b
 }
 
 func (s spec) names() string {
-	var n []string
-	for _, p := range s.params {
-		n = append(n, p.name)
-	}
-	if len(n) == 0 {
+	if len(s.schema.PropertyOrder) == 0 {
 		return "none"
 	}
-	return strings.Join(n, ", ")
+	return strings.Join(s.schema.PropertyOrder, ", ")
 }
 
-// parse checks raw against the parameters: a JSON object, no unknown
+// parse checks raw against the schema: a JSON object, no unknown
 // arguments, the required ones present, each of the right type and range.
-// A null value counts as absent.
-func (s spec) parse(raw json.RawMessage) (args, error) {
+// A null value counts as absent. It returns the values present by name: a
+// string, an int64 or a bool.
+func (s spec) parse(raw json.RawMessage) (map[string]any, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = []byte("{}")
@@ -308,13 +309,9 @@ func (s spec) parse(raw json.RawMessage) (args, error) {
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return nil, fmt.Errorf("%s: arguments must be a JSON object (%v); the arguments are: %s", s.name, err, s.names())
 	}
-	byName := map[string]param{}
-	for _, p := range s.params {
-		byName[p.name] = p
-	}
 	var unknown []string
 	for k := range fields {
-		if _, ok := byName[k]; !ok {
+		if _, ok := s.schema.Properties[k]; !ok {
 			unknown = append(unknown, fmt.Sprintf("%q", k))
 		}
 	}
@@ -322,33 +319,35 @@ func (s spec) parse(raw json.RawMessage) (args, error) {
 		sort.Strings(unknown)
 		return nil, fmt.Errorf("%s: unknown argument %s; the arguments are: %s", s.name, strings.Join(unknown, ", "), s.names())
 	}
-	a := args{}
-	for _, p := range s.params {
-		v, ok := fields[p.name]
+	vals := map[string]any{}
+	for _, name := range s.schema.PropertyOrder {
+		prop := s.schema.Properties[name]
+		v, ok := fields[name]
 		if !ok || string(bytes.TrimSpace(v)) == "null" {
-			if p.required {
-				return nil, fmt.Errorf("%s: missing required argument %q (%s)", s.name, p.name, p.typ)
+			if slices.Contains(s.schema.Required, name) {
+				return nil, fmt.Errorf("%s: missing required argument %q (%s)", s.name, name, prop.Type)
 			}
 			continue
 		}
-		val, err := p.decode(v)
+		val, err := decode(name, prop, v)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", s.name, err)
 		}
-		a[p.name] = val
+		vals[name] = val
 	}
-	return a, nil
+	return vals, nil
 }
 
-func (p param) decode(v json.RawMessage) (any, error) {
+// decode checks one argument's value against its property's schema.
+func decode(name string, prop *jsonschema.Schema, v json.RawMessage) (any, error) {
 	wrong := func() error {
 		article := "a"
-		if p.typ == tInteger {
+		if prop.Type == tInteger {
 			article = "an"
 		}
-		return fmt.Errorf("argument %q must be %s %s, not %s", p.name, article, p.typ, clip(string(v), 40))
+		return fmt.Errorf("argument %q must be %s %s, not %s", name, article, prop.Type, clip(string(v), 40))
 	}
-	switch p.typ {
+	switch prop.Type {
 	case tString:
 		var s string
 		if err := json.Unmarshal(v, &s); err != nil {
@@ -367,19 +366,20 @@ func (p param) decode(v json.RawMessage) (any, error) {
 			return nil, wrong()
 		}
 		n := int64(f)
-		if p.min != nil && n < *p.min || p.max != nil && n > *p.max {
+		lo, hi := prop.Minimum, prop.Maximum
+		if lo != nil && f < *lo || hi != nil && f > *hi {
 			switch {
-			case p.min != nil && p.max != nil:
-				return nil, fmt.Errorf("argument %q is %d; it must be between %d and %d", p.name, n, *p.min, *p.max)
-			case p.min != nil:
-				return nil, fmt.Errorf("argument %q is %d; it must be at least %d", p.name, n, *p.min)
+			case lo != nil && hi != nil:
+				return nil, fmt.Errorf("argument %q is %d; it must be between %d and %d", name, n, int64(*lo), int64(*hi))
+			case lo != nil:
+				return nil, fmt.Errorf("argument %q is %d; it must be at least %d", name, n, int64(*lo))
 			default:
-				return nil, fmt.Errorf("argument %q is %d; it must be at most %d", p.name, n, *p.max)
+				return nil, fmt.Errorf("argument %q is %d; it must be at most %d", name, n, int64(*hi))
 			}
 		}
 		return n, nil
 	}
-	return nil, fmt.Errorf("argument %q has an unknown type %s", p.name, p.typ)
+	return nil, fmt.Errorf("argument %q has an unknown type %s", name, prop.Type)
 }
 
 // clip shortens s to at most n bytes (on a rune boundary) with "…".
