@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -258,13 +257,4 @@ func (r *runner) call(ctx context.Context, loop string, c model.Call) (*model.Re
 	}
 	r.step(ctx, st)
 	return rep, nil
-}
-
-// oneLine shortens s to one line of at most n runes.
-func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if rs := []rune(s); len(rs) > n {
-		return string(rs[:n-1]) + "…"
-	}
-	return s
 }

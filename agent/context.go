@@ -8,6 +8,7 @@ import (
 	"github.com/tmc/langchaingo/llms"
 
 	"github.com/hub-agents/hub/agent/model"
+	"github.com/hub-agents/hub/internal/text"
 )
 
 // Context management: when a conversation nears the model's window, the
@@ -115,7 +116,7 @@ func render(turns []llms.MessageContent) string {
 				fmt.Fprintf(&b, "%s: %s\n", roleName(m.Role), v.Text)
 			case llms.ToolCall:
 				if v.FunctionCall != nil {
-					fmt.Fprintf(&b, "agent called %s %s\n", v.FunctionCall.Name, oneLine(v.FunctionCall.Arguments, 300))
+					fmt.Fprintf(&b, "agent called %s %s\n", v.FunctionCall.Name, text.OneLine(v.FunctionCall.Arguments, 300))
 				}
 			case llms.ToolCallResponse:
 				fmt.Fprintf(&b, "%s returned: %s\n", v.Name, capText(v.Content, 1500))

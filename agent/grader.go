@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/hub-agents/hub/internal/text"
 	"github.com/hub-agents/hub/rubric"
 )
 
@@ -21,7 +22,7 @@ Reply without a tool call with only this JSON: {"judgements":[{"id":"c1","status
 func (g *modelGrader) Judge(ctx context.Context, crit []rubric.Criterion, facts rubric.Facts) ([]rubric.Judgement, error) {
 	var b strings.Builder
 	b.WriteString("Task given to the agent:\n")
-	b.WriteString(oneLine(g.r.cfg.Task, 3000))
+	b.WriteString(text.OneLine(g.r.cfg.Task, 3000))
 	b.WriteString("\n\nCriteria to judge:\n")
 	for _, c := range crit {
 		if c.Kind == rubric.KindJudgement {
@@ -48,10 +49,10 @@ func (g *modelGrader) Judge(ctx context.Context, crit []rubric.Criterion, facts 
 }
 
 // parseJudgements reads the grader's JSON, tolerating prose or a code fence around it.
-func parseJudgements(text string) ([]rubric.Judgement, error) {
-	start, stop := strings.Index(text, "{"), strings.LastIndex(text, "}")
+func parseJudgements(answer string) ([]rubric.Judgement, error) {
+	start, stop := strings.Index(answer, "{"), strings.LastIndex(answer, "}")
 	if start < 0 || stop < start {
-		return nil, fmt.Errorf("grader answered without JSON: %q", oneLine(text, 200))
+		return nil, fmt.Errorf("grader answered without JSON: %q", text.OneLine(answer, 200))
 	}
 	var out struct {
 		Judgements []struct {
@@ -60,7 +61,7 @@ func parseJudgements(text string) ([]rubric.Judgement, error) {
 			Evidence string `json:"evidence"`
 		} `json:"judgements"`
 	}
-	if err := json.Unmarshal([]byte(text[start:stop+1]), &out); err != nil {
+	if err := json.Unmarshal([]byte(answer[start:stop+1]), &out); err != nil {
 		return nil, fmt.Errorf("grader's JSON is malformed: %v", err)
 	}
 	var js []rubric.Judgement
@@ -71,7 +72,7 @@ func parseJudgements(text string) ([]rubric.Judgement, error) {
 		default:
 			st = rubric.StatusUnknown
 		}
-		js = append(js, rubric.Judgement{ID: j.ID, Status: st, Evidence: oneLine(j.Evidence, 300)})
+		js = append(js, rubric.Judgement{ID: j.ID, Status: st, Evidence: text.OneLine(j.Evidence, 300)})
 	}
 	return js, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hub-agents/hub/agent/model"
 	"github.com/hub-agents/hub/agent/tool"
+	"github.com/hub-agents/hub/internal/text"
 )
 
 // maxToolResult bounds what one tool result may add to the conversation.
@@ -77,10 +78,10 @@ func (r *runner) loop(ctx context.Context, spec loopSpec) loopEnd {
 		}
 		if strings.TrimSpace(rep.Text) != "" {
 			lastText = rep.Text
-			r.note(spec.name, "%s", oneLine(rep.Text, 2000))
+			r.note(spec.name, "%s", text.OneLine(rep.Text, 2000))
 		}
 		for _, tc := range rep.ToolCalls {
-			r.note(spec.name, "→ %s %s", tc.FunctionCall.Name, oneLine(tc.FunctionCall.Arguments, 300))
+			r.note(spec.name, "→ %s %s", tc.FunctionCall.Name, text.OneLine(tc.FunctionCall.Arguments, 300))
 		}
 		ai := llms.MessageContent{Role: llms.ChatMessageTypeAI}
 		if strings.TrimSpace(rep.Text) != "" {
@@ -125,7 +126,7 @@ func (r *runner) loop(ctx context.Context, spec loopSpec) loopEnd {
 			}
 		}
 		for i, tc := range rep.ToolCalls {
-			r.note(spec.name, "← %s: %s", tc.FunctionCall.Name, oneLine(results[i], 200))
+			r.note(spec.name, "← %s: %s", tc.FunctionCall.Name, text.OneLine(results[i], 200))
 			msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{
 				llms.ToolCallResponse{ToolCallID: tc.ID, Name: tc.FunctionCall.Name, Content: results[i]}}})
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/agent/tool"
+	"github.com/hub-agents/hub/internal/text"
 	"github.com/hub-agents/hub/rubric"
 )
 
@@ -143,7 +144,7 @@ func (r *runner) mailboxTools(blocker bool) []tool.Tool {
 				if err := strictArgs(raw, &a, "note"); err != nil {
 					return "", err
 				}
-				steers, err := mb.Progress(ctx, oneLine(a.Note, 300))
+				steers, err := mb.Progress(ctx, text.OneLine(a.Note, 300))
 				if err != nil {
 					return "", err
 				}
@@ -173,7 +174,7 @@ func (r *runner) mailboxTools(blocker bool) []tool.Tool {
 					return "", err
 				}
 				if ans.TimedOut {
-					return "", &stopError{stop: StopBlocked, summary: "blocked: " + oneLine(a.Blocker, 300)}
+					return "", &stopError{stop: StopBlocked, summary: "blocked: " + text.OneLine(a.Blocker, 300)}
 				}
 				return "Supervisor's answer: " + ans.Text, nil
 			},
@@ -223,7 +224,7 @@ func (r *runner) roleTools() []tool.Tool {
 				if len(a.Files) > 0 {
 					user += "\n\nLook first at: " + strings.Join(a.Files, ", ")
 				}
-				user += "\n\nThe overall task, for context:\n" + oneLine(r.cfg.Task, 2000)
+				user += "\n\nThe overall task, for context:\n" + text.OneLine(r.cfg.Task, 2000)
 				end := r.loop(ctx, loopSpec{name: name, system: rolePrompts[name], user: user, tools: sets[name], maxTurns: roleTurns,
 					final: func(context.Context, string) (string, error) { return "", nil }})
 				if end.err != nil && (end.stop == StopCancelled || end.stop == StopBudget || end.stop == StopBlocked) {

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/hub-agents/hub/internal/errline"
+	"github.com/hub-agents/hub/internal/text"
 )
 
 const (
@@ -130,14 +130,14 @@ func gradeVerify(c Criterion, v *VerifyFact) (Status, string) {
 	if v == nil {
 		return StatusFail, "did not run: the hub has no verify result"
 	}
-	if c.Command != "" && v.Command != "" && oneLine(c.Command) != oneLine(v.Command) {
-		return StatusFail, fmt.Sprintf("did not run: the hub ran `%s`, not `%s`", clip(oneLine(v.Command), 50), clip(oneLine(c.Command), 50))
+	if c.Command != "" && v.Command != "" && text.Fold(c.Command) != text.Fold(v.Command) {
+		return StatusFail, fmt.Sprintf("did not run: the hub ran `%s`, not `%s`", text.OneLine(v.Command, 50), text.OneLine(c.Command, 50))
 	}
 	on := ""
 	if v.Commit != "" {
-		on = " on " + shortCommit(v.Commit)
+		on = " on " + text.ShortSHA(v.Commit)
 	}
-	last := clip(oneLine(errline.Telling(v.OutputTail)), maxOutLine)
+	last := text.OneLine(errline.Telling(v.OutputTail), maxOutLine)
 	var ev string
 	switch {
 	case !v.Ran:
@@ -240,32 +240,6 @@ func plural(n int, word string) string {
 	return strconv.Itoa(n) + " " + word + "s"
 }
 
-func shortCommit(c string) string {
-	if len(c) > 10 {
-		return c[:10]
-	}
-	return c
-}
-
-// oneLine collapses control characters and runs of space into one space.
-func oneLine(s string) string {
-	return strings.Join(strings.FieldsFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || unicode.IsControl(r)
-	}), " ")
-}
-
-// clip shortens s to at most n runes, marking a cut with "…".
-func clip(s string, n int) string {
-	rs := []rune(s)
-	if len(rs) <= n {
-		return s
-	}
-	if n < 1 {
-		return ""
-	}
-	return string(rs[:n-1]) + "…"
-}
-
 func cloneCriterion(c Criterion) Criterion {
 	c.Paths, c.Covers = slices.Clone(c.Paths), slices.Clone(c.Covers)
 	return c
@@ -316,15 +290,15 @@ func (r Result) Line() string {
 			}
 		}
 		if len(unknown) == 0 {
-			return clip(fmt.Sprintf("%s (%d/%d pass)", head, pass, len(r.Criteria)), maxLine)
+			return text.Clip(fmt.Sprintf("%s (%d/%d pass)", head, pass, len(r.Criteria)), maxLine)
 		}
-		return clip(fmt.Sprintf("%s (%d pass; not checked: %s)", head, pass, strings.Join(unknown, ", ")), maxLine)
+		return text.Clip(fmt.Sprintf("%s (%d pass; not checked: %s)", head, pass, strings.Join(unknown, ", ")), maxLine)
 	}
 	parts := make([]string, len(failed))
 	for i, c := range failed {
-		parts[i] = c.ID + " fail: " + oneLine(c.Evidence)
+		parts[i] = c.ID + " fail: " + text.Fold(c.Evidence)
 	}
-	return clip(head+" — "+strings.Join(parts, "; "), maxLine)
+	return text.Clip(head+" — "+strings.Join(parts, "; "), maxLine)
 }
 
 // Feedback is a short text for a worker to revise from: each failed
@@ -354,15 +328,15 @@ func (r Result) Feedback() string {
 		b.WriteString("\nFailed:\n")
 		for _, c := range failed {
 			fmt.Fprintf(&b, "- %s (%s) %s\n  observed: %s\n  to do: %s\n",
-				c.ID, c.Kind, clip(oneLine(c.Text), maxFeedback), clip(oneLine(c.Evidence), maxFeedback), todo(c))
+				c.ID, c.Kind, text.OneLine(c.Text, maxFeedback), text.OneLine(c.Evidence, maxFeedback), todo(c))
 		}
 	}
 	if len(unknown) > 0 {
 		b.WriteString("\nNot checked (make sure these hold):\n")
 		for _, c := range unknown {
-			fmt.Fprintf(&b, "- %s (%s) %s\n", c.ID, c.Kind, clip(oneLine(c.Text), maxFeedback))
+			fmt.Fprintf(&b, "- %s (%s) %s\n", c.ID, c.Kind, text.OneLine(c.Text, maxFeedback))
 			if c.Evidence != "" {
-				fmt.Fprintf(&b, "  why: %s\n", clip(oneLine(c.Evidence), maxFeedback))
+				fmt.Fprintf(&b, "  why: %s\n", text.OneLine(c.Evidence, maxFeedback))
 			}
 		}
 	}
@@ -373,7 +347,7 @@ func (r Result) Feedback() string {
 func todo(c CriterionResult) string {
 	switch c.Kind {
 	case KindVerify:
-		cmd := "`" + clip(oneLine(c.Command), 80) + "`"
+		cmd := "`" + text.OneLine(c.Command, 80) + "`"
 		switch {
 		case strings.HasPrefix(c.Evidence, "timed out"):
 			return "make " + cmd + " finish in time (look for hangs and slow tests), then commit."

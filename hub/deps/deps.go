@@ -29,6 +29,7 @@ import (
 
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/internal/strictjson"
+	"github.com/hub-agents/hub/internal/text"
 )
 
 // RepoFile is the committed file at the top of a repository that sets how
@@ -92,15 +93,13 @@ func ReadSettings(r *gitx.Repo, rev string) (Settings, error) {
 		return s, err
 	}
 	if err := strictjson.Decode(b, &s); err != nil {
-		return s, fmt.Errorf("%s at %s: %w (its keys are deps and setup)", RepoFile, short(rev), err)
+		return s, fmt.Errorf("%s at %s: %w (its keys are deps and setup)", RepoFile, text.ShortSHA(rev), err)
 	}
 	if field, err := s.Check(); err != nil {
-		return s, fmt.Errorf("%s at %s: %s: %w", RepoFile, short(rev), field, err)
+		return s, fmt.Errorf("%s at %s: %s: %w", RepoFile, text.ShortSHA(rev), field, err)
 	}
 	return s, nil
 }
-
-func short(sha string) string { return sha[:min(len(sha), 10)] }
 
 // Tree is one dependency tree a commit pins: who installs it, from what,
 // and where it lives.

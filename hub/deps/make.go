@@ -15,6 +15,7 @@ import (
 
 	"github.com/hub-agents/hub/hub/gitx"
 	"github.com/hub-agents/hub/hub/internal/pathx"
+	"github.com/hub-agents/hub/internal/text"
 )
 
 var jsonUnmarshal = json.Unmarshal
@@ -172,19 +173,11 @@ func (f *Failure) Error() string {
 	case f.Step.Signal != "":
 		how = "was killed by a signal (" + f.Step.Signal + ")"
 	}
-	return fmt.Sprintf("%s failed: `%s` %s", f.What, firstLine(f.Command, 120), how)
+	return fmt.Sprintf("%s failed: `%s` %s", f.What, text.FirstLine(f.Command, 120), how)
 }
 
 // Hint is what to do about it.
 func (f *Failure) Hint() string { return f.Fix }
-
-func firstLine(s string, n int) string {
-	s, _, _ = strings.Cut(s, "\n")
-	if len(s) > n {
-		s = s[:n] + "…"
-	}
-	return s
-}
 
 // Make puts each tree into e.Dir, in order, and returns what it did. A
 // tree whose tool is missing is skipped (said in its Outcome); an install

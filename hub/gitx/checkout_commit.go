@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/hub-agents/hub/internal/atomicfile"
+	"github.com/hub-agents/hub/internal/text"
 )
 
 // Repair is one part of a checkout's git state that the worker changed,
@@ -111,7 +112,7 @@ func (c *Checkout) Commit(ctx context.Context, o CommitOptions) (CommitResult, e
 		// Moves the branch only from where it was read: a branch moved by
 		// someone else meanwhile is an error, not a lost commit.
 		if _, err := runGit(ctx, c.Repo.Top, runOpts{env: []string{"GIT_DIR=" + c.Repo.CommonDir}},
-			"update-ref", "-m", "hub: "+firstLine(o.Message), ref, head, tip0); err != nil {
+			"update-ref", "-m", "hub: "+text.Clip(subject(o.Message), 100), ref, head, tip0); err != nil {
 			return res, err
 		}
 	}
@@ -483,14 +484,14 @@ func (c *Checkout) workerHead() (ref, sha, what string) {
 			return r, "", ""
 		}
 		if !validRefName(r) {
-			return "", "", fmt.Sprintf("HEAD named %q, not a branch", cut(r, 80))
+			return "", "", fmt.Sprintf("HEAD named %q, not a branch", text.Clip(r, 80))
 		}
 		return r, "", "HEAD was on " + r
 	}
 	if objectID.MatchString(s) {
 		return "", s, "HEAD was detached at " + short(s)
 	}
-	return "", "", fmt.Sprintf("HEAD held %q", cut(s, 80))
+	return "", "", fmt.Sprintf("HEAD held %q", text.Clip(s, 80))
 }
 
 // validRefName accepts the ref names hub resolves from a worker's HEAD: a
@@ -512,7 +513,7 @@ func (c *Checkout) privateRef(ref string) (string, error) {
 		if objectID.MatchString(s) {
 			return s, nil
 		}
-		return "", fmt.Errorf("%s holds %q, not a commit id", ref, cut(s, 80))
+		return "", fmt.Errorf("%s holds %q, not a commit id", ref, text.Clip(s, 80))
 	}
 	packed, err := readSmall(filepath.Join(c.GitDir, "packed-refs"), 16<<20)
 	if err != nil {
@@ -652,7 +653,7 @@ func (c *Checkout) restore(ctx context.Context, head string, headSeen bool) []Re
 		note(".git", describeMissing(err), "wrote it anew, naming "+c.GitDir)
 	} else if p, ok := strings.CutPrefix(strings.TrimSpace(s), "gitdir:"); !ok || strings.Contains(strings.TrimSpace(p), "\n") ||
 		!sameFile(resolveFrom(c.Dir, strings.TrimSpace(p)), c.GitDir) {
-		note(".git", fmt.Sprintf("it said %q", cut(strings.TrimSpace(s), 120)), "rewrote it to name "+c.GitDir)
+		note(".git", fmt.Sprintf("it said %q", text.Clip(strings.TrimSpace(s), 120)), "rewrote it to name "+c.GitDir)
 	}
 	if err := c.writeGitFile(); err != nil {
 		note(".git", "it could not be rewritten", err.Error())
@@ -701,7 +702,7 @@ func (c *Checkout) restore(ctx context.Context, head string, headSeen bool) []Re
 				continue
 			}
 			if !(l.name == "HEAD" && headSeen) {
-				found := fmt.Sprintf("it said %q", cut(strings.TrimSpace(s), 120))
+				found := fmt.Sprintf("it said %q", text.Clip(strings.TrimSpace(s), 120))
 				if err != nil {
 					found = describeMissing(err)
 				}
@@ -727,14 +728,8 @@ func describeMissing(err error) string {
 
 func short(sha string) string { return sha[:min(12, len(sha))] }
 
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
-	return cut(l, 100)
+// subject is a commit message's first line.
+func subject(msg string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(msg), "\n")
+	return l
 }

@@ -29,6 +29,7 @@ import (
 
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/redact"
+	"github.com/hub-agents/hub/internal/text"
 )
 
 // Clean makes an entry safe to store or show: its name and summaries
@@ -41,14 +42,8 @@ func Clean(red *redact.Redactor, e protocol.TraceEntry) protocol.TraceEntry {
 	return e
 }
 
-// Short folds s to one line of at most n characters, … marking a cut.
-func Short(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// Short folds s to one line of at most n characters, … marking a cut (text.OneLine).
+func Short(s string, n int) string { return text.OneLine(s, n) }
 
 // Line is an entry in one line, the text of its journal event.
 func Line(e protocol.TraceEntry) string {

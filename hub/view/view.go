@@ -16,6 +16,7 @@ import (
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/store"
 	"github.com/hub-agents/hub/internal/errline"
+	"github.com/hub-agents/hub/internal/text"
 	"github.com/hub-agents/hub/rubric"
 )
 
@@ -70,18 +71,8 @@ func QuestionView(q *store.Question) *protocol.Question {
 		AskedAt: q.AskedAt, ExpiresAt: q.ExpiresAt, Cursor: q.Cursor}
 }
 
-// FirstLine returns the first line of s, cut to n runes.
-func FirstLine(s string, n int) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " …"
-	}
-	r := []rune(s)
-	if len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// FirstLine returns the first line of s, cut to n runes (text.FirstLine).
+func FirstLine(s string, n int) string { return text.FirstLine(s, n) }
 
 // Line renders a job in one line: "id state · engine · 12s · $0.00 ·
 // verified", then what its reader must act on: its question, its error, or
@@ -161,14 +152,8 @@ func Duration(d time.Duration) string {
 	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
 }
 
-// OneLine folds s onto one line of at most max runes.
-func OneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > max {
-		return string(r[:max-1]) + "…"
-	}
-	return s
-}
+// OneLine folds s onto one line of at most max runes (text.OneLine).
+func OneLine(s string, max int) string { return text.OneLine(s, max) }
 
 // FirstLines keeps at most n lines of s.
 func FirstLines(s string, n int) string {
@@ -432,13 +417,8 @@ func hasKind(r *protocol.Rubric, kinds ...string) bool {
 	return false
 }
 
-// ShortSHA abbreviates a commit SHA to ten characters, as hub shows them.
-func ShortSHA(sha string) string {
-	if len(sha) > 10 {
-		return sha[:10]
-	}
-	return sha
-}
+// ShortSHA abbreviates a commit SHA as hub shows them (text.ShortSHA).
+func ShortSHA(sha string) string { return text.ShortSHA(sha) }
 
 // Next says in a few words what to do next with a job in a review packet.
 func Next(it protocol.ReviewItem) string {
