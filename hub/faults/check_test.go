@@ -84,7 +84,7 @@ func (w *world) checkAll(ctx context.Context, jobs ...work) figures {
 	// The daemon goes the way a user stops it; then nothing of the run may remain.
 	if w.c != nil {
 		pid := w.c.Info.PID
-		_ = w.c.Call(ctx, protocol.MethodShutdown, struct{}{}, nil)
+		_, _ = w.c.Daemon().Shutdown(ctx, protocol.Empty{})
 		<-w.c.DisconnectNotify()
 		w.c.Close()
 		w.c = nil
@@ -163,14 +163,12 @@ func (w *world) checkRecords(ctx context.Context, id string) int {
 	if w.c == nil {
 		w.startDaemon(ctx)
 	}
-	var st protocol.JobStatus
-	if err := w.c.Call(ctx, protocol.MethodJobStatus, protocol.IDParams{ID: id}, &st); err != nil {
+	if st, err := w.c.Daemon().JobStatus(ctx, protocol.IDParams{ID: id}); err != nil {
 		fail("job/status: %v", err)
 	} else if !st.State.Terminal() {
 		fail("still %s", st.State)
 	}
-	var rr protocol.ResultResult
-	if err := w.c.Call(ctx, protocol.MethodJobResult, protocol.ResultParams{ID: id, Evidence: true, Full: true}, &rr); err != nil {
+	if rr, err := w.c.Daemon().JobResult(ctx, protocol.ResultParams{ID: id, Evidence: true, Full: true}); err != nil {
 		fail("job/result: %v", err)
 	} else {
 		switch {
@@ -182,8 +180,7 @@ func (w *world) checkRecords(ctx context.Context, id string) int {
 			fail("job/result has no summary")
 		}
 	}
-	var er protocol.EventsResult
-	if err := w.c.Call(ctx, protocol.MethodJobEvents, protocol.EventsParams{ID: id, Limit: 10000}, &er); err != nil {
+	if er, err := w.c.Daemon().JobEvents(ctx, protocol.EventsParams{ID: id, Limit: 10000}); err != nil {
 		fail("job/events: %v", err)
 	} else if !endsWithEnding(er.Events) {
 		fail("job/events does not end with the job's ending (%d events)", len(er.Events))

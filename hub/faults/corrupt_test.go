@@ -81,14 +81,14 @@ func corruptCase(t *testing.T) {
 		t.Helper()
 		for _, id := range []string{doneID, runID} {
 			w.status(ctx, id)
-			res := hubtest.Call[protocol.ResultResult](t, ctx, w.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Full: true, Evidence: true})
+			res := hubtest.Daemon(t, w.c).JobResult(ctx, protocol.ResultParams{ID: id, Full: true, Evidence: true})
 			if !utf8.ValidString(res.Full) {
 				t.Errorf("job %s's full result is not valid UTF-8", id)
 			}
-			hubtest.Call[protocol.EventsResult](t, ctx, w.c, protocol.MethodJobEvents, protocol.EventsParams{ID: id})
+			hubtest.Daemon(t, w.c).JobEvents(ctx, protocol.EventsParams{ID: id})
 		}
-		hubtest.Call[protocol.ListResult](t, ctx, w.c, protocol.MethodJobList, protocol.ListParams{})
-		hubtest.Call[protocol.DUResult](t, ctx, w.c, protocol.MethodDU, protocol.DUParams{})
+		hubtest.Daemon(t, w.c).JobList(ctx, protocol.ListParams{})
+		hubtest.Daemon(t, w.c).DU(ctx, protocol.DUParams{})
 		// The CLI a person would use, too.
 		for _, args := range [][]string{{"result", "--full", doneID}, {"status", runID}} {
 			cmd := exec.CommandContext(ctx, w.bin, args...)

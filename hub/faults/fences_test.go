@@ -492,7 +492,7 @@ func (f *fenceWorld) verifyInstall(t *testing.T, level protocol.Isolation) strin
 {"name":"p","version":"1.0.0","scripts":{"preinstall":"` + connect + `"}}
 EOF
 echo w > work.txt`
-	started := hubtest.Call[protocol.StartResult](t, f.ctx, f.w.c, protocol.MethodJobStart, protocol.StartParams{Task: "a preinstall",
+	started := hubtest.Daemon(t, f.w.c).JobStart(f.ctx, protocol.StartParams{Task: "a preinstall",
 		Repo: repo, Engine: "exec", Isolation: level, Exec: script, Verify: "test -f work.txt"})
 	notes := strings.Join(started.Notes, " ")
 	st := f.w.waitEnd(f.ctx, started.ID)[0]
@@ -500,9 +500,9 @@ echo w > work.txt`
 	if st.State != protocol.StateSucceeded {
 		t.Fatalf("the job ended %s: %s", st.State, st.Error)
 	}
-	res := hubtest.Call[protocol.ResultResult](t, f.ctx, f.w.c, protocol.MethodJobResult, protocol.ResultParams{ID: started.ID, Evidence: true})
+	res := hubtest.Daemon(t, f.w.c).JobResult(f.ctx, protocol.ResultParams{ID: started.ID, Evidence: true})
 	verified := f.net.Connections()
-	land := hubtest.Call[protocol.LandResult](t, f.ctx, f.w.c, protocol.MethodJobLand, protocol.LandParams{IDs: []string{started.ID}})
+	land := hubtest.Daemon(t, f.w.c).JobLand(f.ctx, protocol.LandParams{IDs: []string{started.ID}})
 	landed := f.net.Connections() - verified
 	if len(land.Jobs) != 1 || land.Jobs[0].Outcome != protocol.LandLanded {
 		t.Errorf("landing: %+v", land.Jobs)
@@ -675,7 +675,7 @@ func (f *fenceWorld) hog(t *testing.T, level protocol.Isolation, l protocol.Limi
 		st, ost = sts[1], sts[0]
 	}
 	took := time.Since(began)
-	res := hubtest.Call[protocol.ResultResult](t, f.ctx, f.w.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Evidence: true})
+	res := hubtest.Daemon(t, f.w.c).JobResult(f.ctx, protocol.ResultParams{ID: id, Evidence: true})
 	if st.State != protocol.StateFailed || res.Evidence == nil || res.Evidence.Category != protocol.CategoryLimit || !strings.Contains(st.Error, want) {
 		cat := ""
 		if res.Evidence != nil {
@@ -787,8 +787,8 @@ func (f *fenceWorld) envEchoed(t *testing.T, level protocol.Isolation) string {
 	}
 	script := `cat .env .envrc; tail -1 .env.big; hub progress "$(cat .env .envrc; tail -1 .env.big)"; echo w > work.txt; exit 1`
 	id, st := f.runJob(t, protocol.StartParams{Task: "print the env", Isolation: level, Exec: script}, map[string]string{"work.txt": "w\n"})
-	res := hubtest.Call[protocol.ResultResult](t, f.ctx, f.w.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Full: true, Evidence: true})
-	events := hubtest.Call[protocol.EventsResult](t, f.ctx, f.w.c, protocol.MethodJobEvents, protocol.EventsParams{ID: id})
+	res := hubtest.Daemon(t, f.w.c).JobResult(f.ctx, protocol.ResultParams{ID: id, Full: true, Evidence: true})
+	events := hubtest.Daemon(t, f.w.c).JobEvents(f.ctx, protocol.EventsParams{ID: id})
 	values := map[string]string{"the quoted value (as the program reads it)": strings.ReplaceAll(quoted, `\"`, `"`),
 		"its tail after the escaped quote": "right-side", "the value after the first MiB": far, "the .envrc value": rc}
 	var seen []string

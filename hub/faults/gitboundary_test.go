@@ -372,7 +372,7 @@ func (g *gitWorld) run(t *testing.T, tc gitCase, level protocol.Isolation) (cros
 	prefix := fmt.Sprintf("MARK=%s COMMON=%s OTHER=%s PORT=%d; export MARK COMMON OTHER PORT\n", g.mark, common, g.other, g.net.Port)
 	id := w.start(ctx, protocol.StartParams{Task: tc.name, Isolation: level, Exec: prefix + tc.script, Verify: tc.verify, VerifyTimeoutS: tc.verifyFor})
 	st = w.waitEnd(ctx, id)[0]
-	res := hubtest.Call[protocol.ResultResult](t, ctx, w.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Evidence: true})
+	res := hubtest.Daemon(t, w.c).JobResult(ctx, protocol.ResultParams{ID: id, Evidence: true})
 	r := gitRun{level: level, repo: repo, common: common, id: id, st: st, ev: res.Evidence}
 	t.Logf("pins %s\n%s ended %s (%s)", tc.pins, id, st.State, st.Error)
 	wrote := map[string]string{"work.txt": "w\n"}
@@ -472,7 +472,7 @@ func (g *gitWorld) run(t *testing.T, tc gitCase, level protocol.Isolation) (cros
 	}
 	// Cleanup takes the worktree once the work is on the branch.
 	if tc.failWith == "" {
-		if err := w.c.Call(ctx, protocol.MethodJobCleanup, protocol.CleanupParams{ID: id}, nil); err != nil {
+		if _, err := w.c.Daemon().JobCleanup(ctx, protocol.CleanupParams{ID: id}); err != nil {
 			fail("cleanup: %v", err)
 		}
 		for f := range wrote {

@@ -102,7 +102,7 @@ func httpIdle(t *testing.T) (string, int) {
 		t.Errorf("a connection that never finished its header was still open after %s", idleLimit)
 		crossed = 1
 	}
-	if st := hubtest.Call[protocol.EnginesResult](t, context.Background(), w.c, protocol.MethodEngineList, struct{}{}); st.MaxRunning == 0 {
+	if st := hubtest.Daemon(t, w.c).EngineList(context.Background(), protocol.Empty{}); st.MaxRunning == 0 {
 		t.Errorf("the daemon did not answer while connections hung")
 	}
 	return fmt.Sprintf("held: closed %s after the 401, %s into a header that never ended", took.Round(time.Second), slow.Round(time.Second)), crossed

@@ -107,7 +107,7 @@ func killCase(t *testing.T, target, step string) {
 			if st.Question == nil {
 				t.Fatalf("after the daemon's restart the question is gone: %+v", st)
 			}
-			hubtest.Call[protocol.ReplyResult](t, ctx, w.c, protocol.MethodJobReply, protocol.ReplyParams{ID: id, Text: "hello"})
+			hubtest.Daemon(t, w.c).JobReply(ctx, protocol.ReplyParams{ID: id, Text: "hello"})
 		}
 	case "shim":
 		if rec.ShimPID == 0 {

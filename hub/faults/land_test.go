@@ -41,8 +41,9 @@ func killLanding(t *testing.T) {
 	c := w.c
 	done := make(chan error, 1)
 	go func() {
-		done <- c.Call(ctx, protocol.MethodJobLand, protocol.LandParams{IDs: []string{id}, Mode: protocol.LandRebase,
-			Verify: w.parkCmd("landing")}, nil)
+		_, err := c.Daemon().JobLand(ctx, protocol.LandParams{IDs: []string{id}, Mode: protocol.LandRebase,
+			Verify: w.parkCmd("landing")})
+		done <- err
 	}()
 	w.parked(ctx, "landing")
 	w.killDaemon(ctx, syscall.SIGKILL)
@@ -61,7 +62,7 @@ func killLanding(t *testing.T) {
 	if st := w.status(ctx, id); st.Landed != nil {
 		t.Errorf("the job is marked landed: %+v", st.Landed)
 	}
-	res := hubtest.Call[protocol.LandResult](t, ctx, w.c, protocol.MethodJobLand, protocol.LandParams{IDs: []string{id}, Mode: protocol.LandRebase})
+	res := hubtest.Daemon(t, w.c).JobLand(ctx, protocol.LandParams{IDs: []string{id}, Mode: protocol.LandRebase})
 	if len(res.Jobs) != 1 || res.Jobs[0].Outcome != protocol.LandLanded || res.Jobs[0].Verify == nil || res.Jobs[0].Verify.ExitCode != 0 {
 		t.Fatalf("landing again: %+v", res)
 	}

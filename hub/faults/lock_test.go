@@ -103,9 +103,12 @@ func (w *world) startTimed(ctx context.Context, p protocol.StartParams) <-chan s
 	c := w.c
 	go func() {
 		t0 := time.Now()
-		var r protocol.StartResult
-		err := c.Call(ctx, protocol.MethodJobStart, p, &r)
-		ch <- started{id: r.ID, err: err, took: time.Since(t0)}
+		r, err := c.Daemon().JobStart(ctx, p)
+		s := started{err: err, took: time.Since(t0)}
+		if r != nil {
+			s.id = r.ID
+		}
+		ch <- s
 	}()
 	return ch
 }
@@ -176,7 +179,7 @@ func lockCase(t *testing.T) {
 		}
 		notes = append(notes, fmt.Sprintf("start under a %s lock: failed after %s: %s", longLock, c.took.Round(100*time.Millisecond), msg))
 		// Nothing half-made: no job with that task.
-		for _, j := range hubtest.Call[protocol.ListResult](t, ctx, w.c, protocol.MethodJobList, protocol.ListParams{}).Jobs {
+		for _, j := range hubtest.Daemon(t, w.c).JobList(ctx, protocol.ListParams{}).Jobs {
 			if j.Task == "started under a long lock" {
 				t.Errorf("the failed start left job %s (%s) behind", j.ID, j.State)
 			}

@@ -290,13 +290,13 @@ func (w *world) start(ctx context.Context, p protocol.StartParams) string {
 	if p.Task == "" {
 		p.Task = "fault case"
 	}
-	return hubtest.Call[protocol.StartResult](w.t, ctx, w.c, protocol.MethodJobStart, p).ID
+	return hubtest.Daemon(w.t, w.c).JobStart(ctx, p).ID
 }
 
 // status is job/status.
 func (w *world) status(ctx context.Context, id string) protocol.JobStatus {
 	w.t.Helper()
-	return hubtest.Call[protocol.JobStatus](w.t, ctx, w.c, protocol.MethodJobStatus, protocol.IDParams{ID: id})
+	return hubtest.Daemon(w.t, w.c).JobStatus(ctx, protocol.IDParams{ID: id})
 }
 
 // until polls job/status until ok holds.
@@ -319,7 +319,7 @@ func (w *world) until(ctx context.Context, id string, ok func(protocol.JobStatus
 func (w *world) waitEnd(ctx context.Context, ids ...string) []protocol.JobStatus {
 	w.t.Helper()
 	for {
-		wr := hubtest.Call[protocol.WaitResult](w.t, ctx, w.c, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: 30})
+		wr := hubtest.Daemon(w.t, w.c).JobWait(ctx, protocol.WaitParams{IDs: ids, TimeoutS: 30})
 		ended := 0
 		for _, st := range wr.Jobs {
 			if st.State.Terminal() {
