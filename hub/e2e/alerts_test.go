@@ -23,15 +23,15 @@ func TestHubMovesAreNotAlerts(t *testing.T) {
 	repo := sampleRepo(t, "repo")
 	hubtest.Git(t, repo, "branch", "feature")
 	gate := filepath.Join(t.TempDir(), "go")
-	slow := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "slow", Repo: repo,
+	slow := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "slow", Repo: repo,
 		Engine: "exec", Exec: "while [ ! -e " + gate + " ]; do sleep 0.1; done; echo slow > slow.txt"})
 	w.until(ctx, slow.ID, func(s protocol.JobStatus) bool { return s.State == protocol.StateRunning })
-	quick := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "quick", Repo: repo,
+	quick := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "quick", Repo: repo,
 		Engine: "exec", Exec: "echo quick > quick.txt", Verify: "test -s quick.txt"})
 	if st := w.until(ctx, quick.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() }); st.State != protocol.StateSucceeded {
 		t.Fatalf("quick: %s %s", st.State, st.Error)
 	}
-	land := hubtest.Call[protocol.LandResult](t, ctx, c, protocol.MethodJobLand, protocol.LandParams{IDs: []string{quick.ID}})
+	land := hubtest.Daemon(t, c).JobLand(ctx, protocol.LandParams{IDs: []string{quick.ID}})
 	if len(land.Jobs) != 1 || land.Jobs[0].Outcome != protocol.LandLanded {
 		t.Fatalf("land: %+v", land)
 	}
@@ -44,7 +44,7 @@ func TestHubMovesAreNotAlerts(t *testing.T) {
 	if end.State != protocol.StateSucceeded {
 		t.Fatalf("slow: %s %s", end.State, end.Error)
 	}
-	res := hubtest.Call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: slow.ID, Evidence: true})
+	res := hubtest.Daemon(t, c).JobResult(ctx, protocol.ResultParams{ID: slow.ID, Evidence: true})
 	var refs []string
 	for _, rc := range res.Evidence.Observed.RefChanges {
 		refs = append(refs, rc.Ref)

@@ -70,8 +70,7 @@ func TestStartRefusals(t *testing.T) {
 		{"unknown kind", with(func(p *protocol.StartParams) { p.Kind = "delete" }), protocol.CodeInvalidParams, "kind", "unknown kind"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var res protocol.StartResult
-			err := c.Call(ctx, protocol.MethodJobStart, tc.p, &res)
+			_, err := c.Daemon().JobStart(ctx, tc.p)
 			assertErr(t, err, tc.code, tc.msg)
 			if d := errData(err); d.Field != tc.field || d.Hint == "" {
 				t.Errorf("error data %+v, want field %q and a hint", d, tc.field)
@@ -79,7 +78,7 @@ func TestStartRefusals(t *testing.T) {
 		})
 	}
 	// Nothing was created by any of them.
-	list := hubtest.Call[protocol.ListResult](t, ctx, c, protocol.MethodJobList, protocol.ListParams{})
+	list := hubtest.Daemon(t, c).JobList(ctx, protocol.ListParams{})
 	if len(list.Jobs) != 0 {
 		t.Errorf("refused starts left %d job records", len(list.Jobs))
 	}
@@ -89,7 +88,7 @@ func TestStartRefusals(t *testing.T) {
 	if ents, _ := os.ReadDir(w.paths.WorktreesDir()); len(ents) != 0 {
 		t.Errorf("refused starts left worktrees: %v", ents)
 	}
-	eng := hubtest.Call[protocol.EnginesResult](t, ctx, c, protocol.MethodEngineList, struct{}{})
+	eng := hubtest.Daemon(t, c).EngineList(ctx, protocol.Empty{})
 	if eng.ReservedUSD != 0 || eng.SpentUSD != 0 {
 		t.Errorf("refused starts left money booked: %+v", eng)
 	}
@@ -102,12 +101,12 @@ func TestJobRefusals(t *testing.T) {
 	c := w.connect(ctx)
 	repo := sampleRepo(t, "repo")
 	gate := filepath.Join(t.TempDir(), "gate")
-	running := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
+	running := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{
 		Task: "run until the gate opens", Repo: repo, Engine: "exec", Exec: gated(gate, "r.txt")})
 	w.until(ctx, running.ID, func(st protocol.JobStatus) bool { return st.Progress == "waiting for the gate" })
-	ended := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
+	ended := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{
 		Task: "end at once", Repo: repo, Engine: "exec", Exec: "true"})
-	hubtest.Call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{ended.ID}, TimeoutS: 30})
+	hubtest.Daemon(t, c).JobWait(ctx, protocol.WaitParams{IDs: []string{ended.ID}, TimeoutS: 30})
 
 	for _, tc := range []struct {
 		name   string
@@ -141,7 +140,7 @@ func TestJobRefusals(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	wr := hubtest.Call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{running.ID}, TimeoutS: 30})
+	wr := hubtest.Daemon(t, c).JobWait(ctx, protocol.WaitParams{IDs: []string{running.ID}, TimeoutS: 30})
 	if wr.Jobs[0].State != protocol.StateSucceeded {
 		t.Errorf("running job ended %s: %s", wr.Jobs[0].State, wr.Jobs[0].Error)
 	}
@@ -150,11 +149,12 @@ func TestJobRefusals(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(wt, "late.txt"), []byte("mine\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	assertErr(t, c.Call(ctx, protocol.MethodJobCleanup, protocol.CleanupParams{ID: running.ID}, nil), protocol.CodeWrongState, "uncommitted changes")
+	_, err := c.Daemon().JobCleanup(ctx, protocol.CleanupParams{ID: running.ID})
+	assertErr(t, err, protocol.CodeWrongState, "uncommitted changes")
 	if err := os.Remove(filepath.Join(wt, "late.txt")); err != nil {
 		t.Fatal(err)
 	}
-	cl := hubtest.Call[protocol.CleanupResult](t, ctx, c, protocol.MethodJobCleanup, protocol.CleanupParams{ID: running.ID})
+	cl := hubtest.Daemon(t, c).JobCleanup(ctx, protocol.CleanupParams{ID: running.ID})
 	if !cl.WorktreeRemoved || cl.BranchDeleted {
 		t.Errorf("cleanup: %+v", cl)
 	}
@@ -191,7 +191,7 @@ func TestBadFrames(t *testing.T) {
 		t.Errorf("oversized frame: got %s", got)
 	}
 	// The daemon still serves others.
-	hubtest.Call[protocol.EnginesResult](t, ctx, c, protocol.MethodEngineList, struct{}{})
+	hubtest.Daemon(t, c).EngineList(ctx, protocol.Empty{})
 }
 
 func readFrame(t *testing.T, r *bufio.Reader) string {

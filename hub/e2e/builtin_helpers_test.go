@@ -225,7 +225,7 @@ func (b *builtinWorld) start(ctx context.Context, p protocol.StartParams) protoc
 		p.Repo = b.repo
 	}
 	p.Engine, p.Profile = "builtin", "t"
-	r := hubtest.Call[protocol.StartResult](b.t, ctx, b.c, protocol.MethodJobStart, p)
+	r := hubtest.Daemon(b.t, b.c).JobStart(ctx, p)
 	if r.Engine != "builtin" {
 		b.t.Fatalf("job %s runs on %s", r.ID, r.Engine)
 	}
@@ -243,7 +243,7 @@ func (b *builtinWorld) waitEnd(ctx context.Context, id string) protocol.JobStatu
 		if dl, ok := ctx.Deadline(); ok {
 			limit = max(1, time.Until(dl).Seconds()-2)
 		}
-		wr := hubtest.Call[protocol.WaitResult](b.t, ctx, b.c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{id}, TimeoutS: limit, Since: since})
+		wr := hubtest.Daemon(b.t, b.c).JobWait(ctx, protocol.WaitParams{IDs: []string{id}, TimeoutS: limit, Since: since})
 		if len(wr.Jobs) != 1 {
 			b.t.Fatalf("wait: %+v", wr)
 		}
@@ -259,7 +259,7 @@ func (b *builtinWorld) waitEnd(ctx context.Context, id string) protocol.JobStatu
 // evidence returns the job's result with its evidence.
 func (b *builtinWorld) evidence(ctx context.Context, id string) protocol.ResultResult {
 	b.t.Helper()
-	rr := hubtest.Call[protocol.ResultResult](b.t, ctx, b.c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Evidence: true})
+	rr := hubtest.Daemon(b.t, b.c).JobResult(ctx, protocol.ResultParams{ID: id, Evidence: true})
 	if rr.Evidence == nil {
 		b.t.Fatalf("job %s has no evidence", id)
 	}
@@ -269,7 +269,7 @@ func (b *builtinWorld) evidence(ctx context.Context, id string) protocol.ResultR
 // events returns the job's journal.
 func (b *builtinWorld) events(ctx context.Context, id string) []protocol.Event {
 	b.t.Helper()
-	return hubtest.Call[protocol.EventsResult](b.t, ctx, b.c, protocol.MethodJobEvents, protocol.EventsParams{ID: id, Limit: 1000}).Events
+	return hubtest.Daemon(b.t, b.c).JobEvents(ctx, protocol.EventsParams{ID: id, Limit: 1000}).Events
 }
 
 // rubricCriterion finds a rubric criterion by kind.

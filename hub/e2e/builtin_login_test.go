@@ -189,7 +189,7 @@ func TestBuiltinCopilotLoginRunsDemo(t *testing.T) {
 	}
 
 	repo := hubtest.Repo(t, filepath.Join(t.TempDir(), "demo"), demo.Files)
-	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: demo.Task, Repo: repo,
+	r := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: demo.Task, Repo: repo,
 		Engine: "builtin", Profile: "cp", Verify: demo.Verify, DefinitionOfDone: demo.DefinitionOfDone})
 	b := &builtinWorld{world: lw.world, c: c}
 	st := b.waitEnd(ctx, r.ID)
@@ -226,7 +226,7 @@ func TestBuiltinCopilotLoginRunsDemo(t *testing.T) {
 		t.Fatalf("token file mode %v after the refresh", fi.Mode().Perm())
 	}
 	// Nothing the job left for the supervisor names a token.
-	rr := hubtest.Call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: r.ID, Evidence: true, Full: true})
+	rr := hubtest.Daemon(t, c).JobResult(ctx, protocol.ResultParams{ID: r.ID, Evidence: true, Full: true})
 	rb, _ := json.Marshal(rr)
 	lw.noSecrets("the job's result", string(rb))
 	eb, _ := json.Marshal(b.events(ctx, r.ID))
@@ -436,7 +436,7 @@ func TestBuiltinChatGPTLoginRunsDemo(t *testing.T) {
 	}
 	lw.noSecrets("hub profile login's output", l.shown+l.out.String()+l.stderr.String())
 	repo := hubtest.Repo(t, filepath.Join(t.TempDir(), "demo"), demo.Files)
-	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: demo.Task, Repo: repo,
+	r := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: demo.Task, Repo: repo,
 		Engine: "builtin", Profile: "cg", Verify: demo.Verify, DefinitionOfDone: demo.DefinitionOfDone})
 	b := &builtinWorld{world: lw.world, c: c}
 	if st := b.waitEnd(ctx, r.ID); st.State != protocol.StateSucceeded {

@@ -30,7 +30,7 @@ func TestBuiltinAskSupervisor(t *testing.T) {
 			textTurn(u, "Wrote the colour the supervisor chose to colour.txt."),
 		)
 		r := b.start(ctx, protocol.StartParams{Task: "write the button colour to colour.txt", Verify: "grep -qx teal colour.txt", AskTimeoutS: 120})
-		wres := hubtest.Call[protocol.WaitResult](t, ctx, b.c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 30})
+		wres := hubtest.Daemon(t, b.c).JobWait(ctx, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 30})
 		if !wres.Done || len(wres.Jobs) != 1 {
 			t.Fatalf("wait: %+v", wres)
 		}
@@ -44,7 +44,7 @@ func TestBuiltinAskSupervisor(t *testing.T) {
 		if n := len(b.model.Requests()); n != 1 {
 			t.Fatalf("the model got %d requests while the question was pending, want 1", n)
 		}
-		rep := hubtest.Call[protocol.ReplyResult](t, ctx, b.c, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "teal, please"})
+		rep := hubtest.Daemon(t, b.c).JobReply(ctx, protocol.ReplyParams{ID: r.ID, Text: "teal, please"})
 		if !rep.Delivered || rep.QuestionID != st.Question.ID {
 			t.Errorf("reply: %+v", rep)
 		}
@@ -86,7 +86,7 @@ func TestBuiltinSteer(t *testing.T) {
 		r := b.start(ctx, protocol.StartParams{Task: "look around, then write a file"})
 		b.model.waitTurns(ctx, 1) // the model is in its delayed turn
 		const steer = "Write your answer to steered.txt and nowhere else."
-		sr := hubtest.Call[protocol.SteerResult](t, ctx, b.c, protocol.MethodJobSteer, protocol.SteerParams{ID: r.ID, Text: steer})
+		sr := hubtest.Daemon(t, b.c).JobSteer(ctx, protocol.SteerParams{ID: r.ID, Text: steer})
 		if !sr.Queued {
 			t.Fatalf("steer not queued: %+v", sr)
 		}
@@ -129,7 +129,7 @@ func TestBuiltinStopDuringModelCall(t *testing.T) {
 		r := b.start(ctx, protocol.StartParams{Task: "a long job", Verify: "true"})
 		b.model.waitTurns(ctx, 2)
 		t0 := time.Now()
-		st := hubtest.Call[protocol.JobStatus](t, ctx, b.c, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
+		st := hubtest.Daemon(t, b.c).JobStop(ctx, protocol.IDParams{ID: r.ID})
 		if !st.State.Terminal() {
 			st = b.waitEnd(ctx, r.ID)
 		}

@@ -37,7 +37,7 @@ func TestBuiltinTraceOfTheDemo(t *testing.T) {
 	if st.State != protocol.StateSucceeded {
 		t.Fatalf("the demo job ended %s: %s", st.State, st.Error)
 	}
-	tr := hubtest.Call[protocol.TraceResult](t, ctx, b.c, protocol.MethodJobTrace, protocol.TraceParams{ID: r.ID})
+	tr := hubtest.Daemon(t, b.c).JobTrace(ctx, protocol.TraceParams{ID: r.ID})
 
 	// Every model call: one a request, each with the tokens and cost the provider gave.
 	requests := len(b.model.Requests())
@@ -202,7 +202,7 @@ func TestBuiltinTraceRedactsKeys(t *testing.T) {
 	if st := b.waitEnd(ctx, r.ID); st.State != protocol.StateSucceeded {
 		t.Fatalf("job ended %s: %s", st.State, st.Error)
 	}
-	tr := hubtest.Call[protocol.TraceResult](t, ctx, b.c, protocol.MethodJobTrace, protocol.TraceParams{ID: r.ID})
+	tr := hubtest.Daemon(t, b.c).JobTrace(ctx, protocol.TraceParams{ID: r.ID})
 	raw, _ := json.Marshal(tr)
 	var shell *protocol.TraceEntry
 	for i, e := range tr.Entries {
@@ -229,7 +229,7 @@ func TestBuiltinTraceRedactsKeys(t *testing.T) {
 // when it started) and, when want is set, that exit code.
 func tracedCommand(t *testing.T, b *builtinWorld, id, cmd string, want *int) protocol.TraceEntry {
 	t.Helper()
-	tr := hubtest.Call[protocol.TraceResult](t, hubtest.Deadline(t, 10*time.Second), b.c, protocol.MethodJobTrace, protocol.TraceParams{ID: id})
+	tr := hubtest.Daemon(t, b.c).JobTrace(hubtest.Deadline(t, 10*time.Second), protocol.TraceParams{ID: id})
 	for _, e := range tr.Entries {
 		if e.Kind != protocol.TraceCommand || e.Name != cmd {
 			continue

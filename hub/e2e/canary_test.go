@@ -123,9 +123,9 @@ func TestCanarySecrets(t *testing.T) {
 
 	ctx := hubtest.Deadline(t, 120*time.Second)
 	cl := w.connect(ctx)
-	hubtest.Call[protocol.ProfileInfo](t, ctx, cl, protocol.MethodProfileSet, protocol.ProfileSetParams{
+	hubtest.Daemon(t, cl).ProfileSet(ctx, protocol.ProfileSetParams{
 		Profile: protocol.ProfileInfo{Name: "gw", Provider: "openai", Model: "m", BaseURL: "https://gateway.invalid/v1", KeyEnv: "GW_CRED"}})
-	hubtest.Call[protocol.ProfileInfo](t, ctx, cl, protocol.MethodProfileSet, protocol.ProfileSetParams{
+	hubtest.Daemon(t, cl).ProfileSet(ctx, protocol.ProfileSetParams{
 		Profile: protocol.ProfileInfo{Name: "claude", Provider: "anthropic", Model: "m"}, Key: value("ANTHROPIC_API_KEY")})
 
 	// A file outside the worktree, named in the task; one inside the repository.
@@ -158,22 +158,22 @@ printf '%s\n' "$ans" > answer.txt
 cat "$OUT"
 cat .env`
 	verify := `cat leaked.txt; cat "$XDG_CONFIG_HOME/hub/env"; cat .env`
-	r := hubtest.Call[protocol.StartResult](t, ctx, cl, protocol.MethodJobStart, protocol.StartParams{Task: "read " + outside, Repo: repo,
+	r := hubtest.Daemon(t, cl).JobStart(ctx, protocol.StartParams{Task: "read " + outside, Repo: repo,
 		Engine: "exec", Exec: exec, Verify: verify})
 	asking := w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State == protocol.StateNeedsInput })
 	if asking.Question == nil || !strings.Contains(asking.Question.Text, "[REDACTED]") {
 		t.Fatalf("the question should hold redacted secrets: %+v", asking.Question)
 	}
 	c.check(t, "job/status while asking", asking)
-	c.check(t, "job/status (called) while asking", hubtest.Call[protocol.JobStatus](t, ctx, cl, protocol.MethodJobStatus, protocol.IDParams{ID: r.ID}))
-	hubtest.Call[protocol.ReplyResult](t, ctx, cl, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "the first"})
+	c.check(t, "job/status (called) while asking", hubtest.Daemon(t, cl).JobStatus(ctx, protocol.IDParams{ID: r.ID}))
+	hubtest.Daemon(t, cl).JobReply(ctx, protocol.ReplyParams{ID: r.ID, Text: "the first"})
 	st := w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() })
 	if st.State != protocol.StateSucceeded {
 		t.Fatalf("job ended %s: %s", st.State, st.Error)
 	}
 
 	// A second job fails with the secrets in its last words.
-	r2 := hubtest.Call[protocol.StartResult](t, ctx, cl, protocol.MethodJobStart, protocol.StartParams{Task: "read " + outside, Repo: repo,
+	r2 := hubtest.Daemon(t, cl).JobStart(ctx, protocol.StartParams{Task: "read " + outside, Repo: repo,
 		Engine: "exec", Exec: `cat "${HUB_TASK#read }" >&2; cat .env; exit 3`})
 	if st2 := w.until(ctx, r2.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() }); st2.State != protocol.StateFailed {
 		t.Fatalf("job 2 ended %s, want failed", st2.State)
@@ -202,9 +202,9 @@ cat .env`
 	c.check(t, "question notifications", w.notices)
 	w.mu.Unlock()
 	for _, id := range []string{r.ID, r2.ID} {
-		c.check(t, "job/status "+id, hubtest.Call[protocol.JobStatus](t, ctx, cl, protocol.MethodJobStatus, protocol.IDParams{ID: id}))
-		c.check(t, "job/result "+id, hubtest.Call[protocol.ResultResult](t, ctx, cl, protocol.MethodJobResult, protocol.ResultParams{ID: id}))
-		full := hubtest.Call[protocol.ResultResult](t, ctx, cl, protocol.MethodJobResult, protocol.ResultParams{ID: id, Full: true, Evidence: true})
+		c.check(t, "job/status "+id, hubtest.Daemon(t, cl).JobStatus(ctx, protocol.IDParams{ID: id}))
+		c.check(t, "job/result "+id, hubtest.Daemon(t, cl).JobResult(ctx, protocol.ResultParams{ID: id}))
+		full := hubtest.Daemon(t, cl).JobResult(ctx, protocol.ResultParams{ID: id, Full: true, Evidence: true})
 		c.check(t, "job/result --full --evidence "+id, full)
 		if id == r.ID {
 			ev := full.Evidence
@@ -213,12 +213,12 @@ cat .env`
 				t.Errorf("the evidence should hold the redacted verify output, summary and two notes: %+v", ev)
 			}
 		}
-		c.check(t, "job/events "+id, hubtest.Call[protocol.EventsResult](t, ctx, cl, protocol.MethodJobEvents, protocol.EventsParams{ID: id}))
-		c.check(t, "job/files "+id, hubtest.Call[protocol.FilesResult](t, ctx, cl, protocol.MethodJobFiles, protocol.FilesParams{ID: id}))
+		c.check(t, "job/events "+id, hubtest.Daemon(t, cl).JobEvents(ctx, protocol.EventsParams{ID: id}))
+		c.check(t, "job/files "+id, hubtest.Daemon(t, cl).JobFiles(ctx, protocol.FilesParams{ID: id}))
 	}
-	c.check(t, "job/events (all)", hubtest.Call[protocol.EventsResult](t, ctx, cl, protocol.MethodJobEvents, protocol.EventsParams{}))
+	c.check(t, "job/events (all)", hubtest.Daemon(t, cl).JobEvents(ctx, protocol.EventsParams{}))
 	for _, f := range []struct{ rev, path string }{{"base", ".env"}, {"head", ".env"}, {"head", "leaked.txt"}, {"head", "env.txt"}, {"head", "answer.txt"}} {
-		got := hubtest.Call[protocol.FileResult](t, ctx, cl, protocol.MethodJobFile, protocol.FileParams{ID: r.ID, Rev: f.rev, Path: f.path})
+		got := hubtest.Daemon(t, cl).JobFile(ctx, protocol.FileParams{ID: r.ID, Rev: f.rev, Path: f.path})
 		if !got.Exists {
 			t.Errorf("job/file %s %s does not exist", f.rev, f.path)
 		}
@@ -236,7 +236,7 @@ cat .env`
 	// Then with the worktrees gone and every process that holds the store
 	// ended (the last one out checkpoints the WAL): every byte.
 	for _, id := range []string{r.ID, r2.ID} {
-		hubtest.Call[protocol.CleanupResult](t, ctx, cl, protocol.MethodJobCleanup, protocol.CleanupParams{ID: id})
+		hubtest.Daemon(t, cl).JobCleanup(ctx, protocol.CleanupParams{ID: id})
 		waitUnlocked(t, ctx, w.paths.ShimLock(id))
 	}
 	shutdownAndExit(t, ctx, cl)
@@ -371,7 +371,7 @@ func shutdownAndExit(t *testing.T, ctx context.Context, cl *client.Client) {
 // shutdown stops the daemon and waits until its connection closes.
 func shutdown(t *testing.T, ctx context.Context, cl *client.Client) {
 	t.Helper()
-	_ = cl.Call(ctx, protocol.MethodShutdown, struct{}{}, nil)
+	_, _ = cl.Daemon().Shutdown(ctx, protocol.Empty{})
 	select {
 	case <-cl.DisconnectNotify():
 	case <-ctx.Done():

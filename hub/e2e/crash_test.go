@@ -33,7 +33,7 @@ func TestDaemonKill9(t *testing.T) {
 	c := w.connect(ctx)
 	var ids []string
 	for _, f := range []string{"one.txt", "two.txt"} {
-		r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
+		r := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{
 			Task: "write " + f, Repo: repo, Engine: "exec", Exec: gated(gate, f), Verify: "test -f " + f})
 		ids = append(ids, r.ID)
 	}
@@ -51,7 +51,7 @@ func TestDaemonKill9(t *testing.T) {
 	if c2.Info.PID == c.Info.PID {
 		t.Fatal("the old daemon still answers")
 	}
-	wr := hubtest.Call[protocol.WaitResult](t, ctx, c2, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: 60})
+	wr := hubtest.Daemon(t, c2).JobWait(ctx, protocol.WaitParams{IDs: ids, TimeoutS: 60})
 	if !wr.Done {
 		t.Fatalf("jobs did not end: %+v", wr)
 	}
@@ -59,7 +59,7 @@ func TestDaemonKill9(t *testing.T) {
 		if st.State != protocol.StateSucceeded {
 			t.Errorf("job %s ended %s: %s", st.ID, st.State, st.Error)
 		}
-		rr := hubtest.Call[protocol.ResultResult](t, ctx, c2, protocol.MethodJobResult, protocol.ResultParams{ID: st.ID, Evidence: true})
+		rr := hubtest.Daemon(t, c2).JobResult(ctx, protocol.ResultParams{ID: st.ID, Evidence: true})
 		if rr.Evidence == nil || len(rr.Evidence.Files) != 1 || rr.Evidence.Verify == nil || rr.Evidence.Verify.ExitCode != 0 {
 			t.Errorf("job %s: evidence not whole: %+v", st.ID, rr.Evidence)
 		}
@@ -77,7 +77,7 @@ func TestShimKill9(t *testing.T) {
 	ctx := hubtest.Deadline(t, 60*time.Second)
 	repo := sampleRepo(t, "repo")
 	c := w.connect(ctx)
-	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
+	r := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{
 		Task: "half a job", Repo: repo, Engine: "exec",
 		Exec: `echo partial > work.txt; hub progress "wrote work.txt"; sleep 300`})
 	w.until(ctx, r.ID, func(st protocol.JobStatus) bool { return st.Progress == "wrote work.txt" })
@@ -168,7 +168,7 @@ func TestDaemonDiedBeforeSpawn(t *testing.T) {
 	}
 
 	c := w.connect(ctx) // a daemon starts and recovers
-	wr := hubtest.Call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{id}, TimeoutS: 30})
+	wr := hubtest.Daemon(t, c).JobWait(ctx, protocol.WaitParams{IDs: []string{id}, TimeoutS: 30})
 	if !wr.Done || wr.Jobs[0].State != protocol.StateSucceeded {
 		t.Fatalf("the admitted job did not run: %+v", wr)
 	}

@@ -22,15 +22,15 @@ func TestEditorReads(t *testing.T) {
 	ctx := hubtest.Deadline(t, 60*time.Second)
 	c := w.connect(ctx)
 	repo := sampleRepo(t, "repo")
-	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "edit files", Repo: repo, Engine: "exec",
+	r := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "edit files", Repo: repo, Engine: "exec",
 		Exec: `printf 'fixed\n' > bug.txt; rm README.md; printf '\000\001\002' > blob.bin; ans=$(hub ask "Which word?"); printf '%s\n' "$ans" > added.txt`})
 	st := w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State == protocol.StateNeedsInput })
 
-	sum := hubtest.Call[protocol.SummaryResult](t, ctx, c, protocol.MethodSummary, protocol.Empty{})
+	sum := hubtest.Daemon(t, c).Summary(ctx, protocol.Empty{})
 	if sum.NeedsInput != 1 || sum.Running != 0 || sum.Month == "" {
 		t.Errorf("summary while the job asks: %+v", sum)
 	}
-	hubtest.Call[protocol.ReplyResult](t, ctx, c, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "hello"})
+	hubtest.Daemon(t, c).JobReply(ctx, protocol.ReplyParams{ID: r.ID, Text: "hello"})
 	w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State == protocol.StateSucceeded })
 
 	// The question came as question/asked, then question/answered, with the question's id.
@@ -47,7 +47,7 @@ func TestEditorReads(t *testing.T) {
 		t.Errorf("question/answered: %+v", a)
 	}
 
-	fs := hubtest.Call[protocol.FilesResult](t, ctx, c, protocol.MethodJobFiles, protocol.FilesParams{ID: r.ID})
+	fs := hubtest.Daemon(t, c).JobFiles(ctx, protocol.FilesParams{ID: r.ID})
 	tip := hubtest.Git(t, repo, "rev-parse", "hub/"+r.ID)
 	if fs.Tip != tip || fs.Base != r.Base || len(fs.Commits) == 0 {
 		t.Fatalf("files: head %s base %s commits %d; want head %s base %s", fs.Tip, fs.Base, len(fs.Commits), tip, r.Base)
@@ -66,7 +66,7 @@ func TestEditorReads(t *testing.T) {
 	}
 
 	read := func(rev, path string) protocol.FileResult {
-		return hubtest.Call[protocol.FileResult](t, ctx, c, protocol.MethodJobFile, protocol.FileParams{ID: r.ID, Rev: rev, Path: path})
+		return hubtest.Daemon(t, c).JobFile(ctx, protocol.FileParams{ID: r.ID, Rev: rev, Path: path})
 	}
 	if f := read("base", "bug.txt"); !f.Exists || f.Content != "broken\n" || f.Commit != r.Base || f.Encoding != "utf8" {
 		t.Errorf("base bug.txt: %+v", f)
@@ -101,14 +101,14 @@ func TestEditorReads(t *testing.T) {
 		{protocol.FileParams{ID: r.ID, Rev: "HEAD", Path: "bug.txt"}, protocol.CodeInvalidParams, "rev"},
 		{protocol.FileParams{ID: "nope", Rev: "head", Path: "bug.txt"}, protocol.CodeNotFound, ""},
 	} {
-		err := c.Call(ctx, protocol.MethodJobFile, bad.p, nil)
+		_, err := c.Daemon().JobFile(ctx, bad.p)
 		if code := client.Code(err); code != bad.code || errData(err).Field != bad.field || errData(err).Hint == "" {
 			t.Errorf("job/file %+v: got %v (code %d, data %+v), want code %d field %q with a hint", bad.p, err, code, errData(err), bad.code, bad.field)
 		}
 	}
 
 	// Merge into the user's checkout, then again: already merged.
-	m := hubtest.Call[protocol.MergeResult](t, ctx, c, protocol.MethodJobMerge, protocol.MergeParams{ID: r.ID})
+	m := hubtest.Daemon(t, c).JobMerge(ctx, protocol.MergeParams{ID: r.ID})
 	if m.Into != "main" || m.Branch != "hub/"+r.ID || m.AlreadyMerged || m.Commit != hubtest.Git(t, repo, "rev-parse", "HEAD") {
 		t.Errorf("merge: %+v", m)
 	}
@@ -118,7 +118,7 @@ func TestEditorReads(t *testing.T) {
 	if parents := hubtest.Git(t, repo, "rev-list", "--parents", "-n1", "HEAD"); len(parents) < 3*40 {
 		t.Errorf("the merge should be a merge commit: %s", parents)
 	}
-	if m2 := hubtest.Call[protocol.MergeResult](t, ctx, c, protocol.MethodJobMerge, protocol.MergeParams{ID: r.ID}); !m2.AlreadyMerged || m2.Commit != m.Commit {
+	if m2 := hubtest.Daemon(t, c).JobMerge(ctx, protocol.MergeParams{ID: r.ID}); !m2.AlreadyMerged || m2.Commit != m.Commit {
 		t.Errorf("second merge: %+v", m2)
 	}
 }
@@ -131,9 +131,12 @@ func TestMergeRefusals(t *testing.T) {
 	ctx := hubtest.Deadline(t, 60*time.Second)
 	c := w.connect(ctx)
 	repo := sampleRepo(t, "repo")
-	merge := func(id string) error { return c.Call(ctx, protocol.MethodJobMerge, protocol.MergeParams{ID: id}, nil) }
+	merge := func(id string) error {
+		_, err := c.Daemon().JobMerge(ctx, protocol.MergeParams{ID: id})
+		return err
+	}
 
-	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "change bug", Repo: repo, Engine: "exec",
+	r := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "change bug", Repo: repo, Engine: "exec",
 		Exec: `printf 'from the job\n' > bug.txt; printf 'job\n' > other.txt`})
 	w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() })
 	// Meanwhile the user changed the same line on main.
@@ -154,7 +157,7 @@ func TestMergeRefusals(t *testing.T) {
 	}
 
 	// A dirty checkout: refused before anything is tried.
-	clean := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "new file", Repo: repo, Engine: "exec",
+	clean := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "new file", Repo: repo, Engine: "exec",
 		Exec: `printf 'x\n' > fresh.txt`})
 	w.until(ctx, clean.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() })
 	writeFile(t, repo+"/README.md", "# edited, not committed\n")
@@ -167,22 +170,23 @@ func TestMergeRefusals(t *testing.T) {
 	hubtest.Git(t, repo, "checkout", "-q", "main")
 
 	// A job still running (asking) cannot be merged.
-	asking := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "ask", Repo: repo, Engine: "exec",
+	asking := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "ask", Repo: repo, Engine: "exec",
 		Exec: `hub ask "go on?" > answer.txt`})
 	w.until(ctx, asking.ID, func(s protocol.JobStatus) bool { return s.State == protocol.StateNeedsInput })
 	assertErr(t, merge(asking.ID), protocol.CodeWrongState, "needs_input")
-	hubtest.Call[protocol.ReplyResult](t, ctx, c, protocol.MethodJobReply, protocol.ReplyParams{ID: asking.ID, Text: "yes"})
+	hubtest.Daemon(t, c).JobReply(ctx, protocol.ReplyParams{ID: asking.ID, Text: "yes"})
 
 	// A read job has no branch, and an unknown job is not found.
-	read := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "look", Repo: repo, Kind: protocol.KindRead,
+	read := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "look", Repo: repo, Kind: protocol.KindRead,
 		Engine: "exec", Exec: "cat bug.txt"})
 	w.until(ctx, read.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() })
 	assertErr(t, merge(read.ID), protocol.CodeWrongState, "read job")
-	assertErr(t, c.Call(ctx, protocol.MethodJobFiles, protocol.FilesParams{ID: read.ID}, nil), protocol.CodeWrongState, "read job")
+	_, err = c.Daemon().JobFiles(ctx, protocol.FilesParams{ID: read.ID})
+	assertErr(t, err, protocol.CodeWrongState, "read job")
 	assertErr(t, merge("nope"), protocol.CodeNotFound, "unknown job")
 
 	// After all that, the clean job still merges.
-	m := hubtest.Call[protocol.MergeResult](t, ctx, c, protocol.MethodJobMerge, protocol.MergeParams{ID: clean.ID})
+	m := hubtest.Daemon(t, c).JobMerge(ctx, protocol.MergeParams{ID: clean.ID})
 	if m.AlreadyMerged || readFile(t, repo+"/fresh.txt") != "x" {
 		t.Errorf("clean merge: %+v", m)
 	}

@@ -26,7 +26,7 @@ func waitEnded(t *testing.T, ctx context.Context, c *client.Client, ids ...strin
 	t.Helper()
 	var wr protocol.WaitResult
 	for {
-		wr = hubtest.Call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: 300, Since: wr.Cursor})
+		wr = hubtest.Daemon(t, c).JobWait(ctx, protocol.WaitParams{IDs: ids, TimeoutS: 300, Since: wr.Cursor})
 		all := true
 		for _, st := range wr.Jobs {
 			all = all && st.State.Terminal()
@@ -43,7 +43,7 @@ func waitEnded(t *testing.T, ctx context.Context, c *client.Client, ids ...strin
 // evidenceOf is job id's result with its evidence.
 func evidenceOf(t *testing.T, ctx context.Context, c *client.Client, id string) protocol.ResultResult {
 	t.Helper()
-	r := hubtest.Call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Full: true, Evidence: true})
+	r := hubtest.Daemon(t, c).JobResult(ctx, protocol.ResultParams{ID: id, Full: true, Evidence: true})
 	if r.Evidence == nil {
 		t.Fatalf("job %s has no evidence", id)
 	}
@@ -157,7 +157,7 @@ func TestRealProjects(t *testing.T) {
 	// one let the copy fill the cache first, and it came from there).
 	for _, j := range []*job{jobs[3], jobs[0], jobs[1], jobs[2]} {
 		j.before = fingerprint(t, j.repo)
-		j.id = hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
+		j.id = hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{
 			Task: "run the project's tests", Repo: j.repo, Engine: "exec", Exec: tests[j.repo], Verify: tests[j.repo],
 			DefinitionOfDone: "No changes are expected."}).ID
 	}
@@ -169,7 +169,7 @@ func TestRealProjects(t *testing.T) {
 		waitUnlocked(t, ctx, w.paths.ShimLock(id))
 	}
 	second := &job{name: "hash.js again, nothing installed (from hub's cache)", repo: jobs[3].repo, source: "hub's cache", before: jobs[3].before}
-	second.id = hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{
+	second.id = hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{
 		Task: "run the project's tests", Repo: second.repo, Engine: "exec", Exec: hj.Test, Verify: hj.Test,
 		DefinitionOfDone: "No changes are expected."}).ID
 	waitEnded(t, ctx, c, second.id)
@@ -195,8 +195,8 @@ func TestRealProjects(t *testing.T) {
 	}
 	// The cache holds both npm trees (object-inspect's copied from the
 	// checkout, hash.js's installed), each with its ready copies.
-	var du protocol.DUResult
-	if err := c.Call(ctx, protocol.MethodDU, protocol.DUParams{}, &du); err != nil {
+	du, err := c.Daemon().DU(ctx, protocol.DUParams{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(du.Envs) != 2 || du.EnvsBytes == 0 {
@@ -218,7 +218,7 @@ func TestWorktreeIncludeCanary(t *testing.T) {
 		"test.sh": "grep -q '^API_TOKEN=cnry-env-' .env && echo \"token is $(sed -n 's/^API_TOKEN=//p' .env)\"\n",
 	})
 	writeFile(t, filepath.Join(repo, ".env"), "API_TOKEN="+canary+"\nDEBUG=1\n")
-	id := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "use the token", Repo: repo, Engine: "exec",
+	id := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "use the token", Repo: repo, Engine: "exec",
 		Exec: `sh test.sh && cat .env && hub progress "read $(cat .env)" && echo "$(cat .env)" > out.txt && echo "x" >> .env`, Verify: "sh test.sh"}).ID
 	waitEnded(t, ctx, c, id)
 	r := evidenceOf(t, ctx, c, id)
@@ -229,16 +229,16 @@ func TestWorktreeIncludeCanary(t *testing.T) {
 	noneUnder(t, files, ".env")
 	cs := canaries{".env value": canary}
 	cs.check(t, "result", r)
-	events := hubtest.Call[protocol.EventsResult](t, ctx, c, protocol.MethodJobEvents, protocol.EventsParams{ID: id})
+	events := hubtest.Daemon(t, c).JobEvents(ctx, protocol.EventsParams{ID: id})
 	cs.check(t, "events", events)
-	st := hubtest.Call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStatus, protocol.IDParams{ID: id})
+	st := hubtest.Daemon(t, c).JobStatus(ctx, protocol.IDParams{ID: id})
 	cs.check(t, "status", st)
 	// out.txt is the worker's own file on its branch: the repository's
 	// content, shown redacted by job/file like any other.
 	if !strings.Contains(hubtest.Git(t, repo, "show", "hub/"+id+":out.txt"), canary) {
 		t.Errorf("out.txt lost what the worker wrote")
 	}
-	hubtest.Call[protocol.CleanupResult](t, ctx, c, protocol.MethodJobCleanup, protocol.CleanupParams{ID: id, DeleteBranch: true, Force: true})
+	hubtest.Daemon(t, c).JobCleanup(ctx, protocol.CleanupParams{ID: id, DeleteBranch: true, Force: true})
 	shutdownAndExit(t, ctx, c)
 	dumpStore(t, cs, w.paths.DB())
 	scanTree(t, cs, w.paths.Home, "")
@@ -256,7 +256,7 @@ func TestSetup(t *testing.T) {
 		".hub.json":  `{"setup": "mkdir -p gen && echo \"generated for $HUB_JOB\" > gen/config && sleep 1"}`,
 		"check.sh":   "grep -q generated gen/config\n",
 	})
-	id := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "use the generated config", Repo: repo,
+	id := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "use the generated config", Repo: repo,
 		Engine: "exec", Exec: "sh check.sh && echo ok > ok.txt", Verify: "sh check.sh"}).ID
 	st := w.until(ctx, id, func(st protocol.JobStatus) bool {
 		return strings.HasPrefix(st.Progress, "setting up: mkdir -p gen") || st.State.Terminal()
@@ -319,7 +319,7 @@ func TestSetupBadInput(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.p.Task, tc.p.Engine, tc.p.Exec = tc.name, "exec", "echo should-not-run > ran.txt"
-			id := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, tc.p).ID
+			id := hubtest.Daemon(t, c).JobStart(ctx, tc.p).ID
 			st := waitEnded(t, ctx, c, id)[0]
 			if st.State != protocol.StateFailed || st.Category != protocol.CategorySetup {
 				t.Fatalf("state %s category %q: %s", st.State, st.Category, st.Error)
@@ -360,8 +360,7 @@ func TestSetupBadInput(t *testing.T) {
 			writeFile(t, filepath.Join(repo, tc.file), tc.body)
 			hubtest.Git(t, repo, "add", "-A")
 			hubtest.Git(t, repo, "commit", "-qm", tc.file)
-			var res protocol.StartResult
-			err := c.Call(ctx, protocol.MethodJobStart, protocol.StartParams{Task: tc.name, Repo: repo, Engine: "exec", Exec: "true"}, &res)
+			res, err := c.Daemon().JobStart(ctx, protocol.StartParams{Task: tc.name, Repo: repo, Engine: "exec", Exec: "true"})
 			if err == nil || !strings.Contains(err.Error(), tc.has) {
 				t.Fatalf("start = %+v, %v; want a refusal naming %s", res, err, tc.has)
 			}
@@ -393,7 +392,7 @@ func TestSetupSandboxed(t *testing.T) {
 	// module cache) is there for the worker: the job's own cache folder.
 	setup := fmt.Sprintf(`if cat %s 2>/dev/null; then echo "setup read the user's file" >&2; exit 9; fi; if %s; then echo reached > net.txt; else echo offline > net.txt; fi; mkdir -p "$GOMODCACHE/cache" && echo fetched > "$GOMODCACHE/cache/mark"`, secret, connect)
 	repo := hubtest.Repo(t, filepath.Join(t.TempDir(), "repo"), map[string]string{".gitignore": "net.txt\n"})
-	started := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "offline work", Repo: repo, Engine: "exec",
+	started := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "offline work", Repo: repo, Engine: "exec",
 		Isolation: protocol.IsolationUntrusted, Setup: setup,
 		Exec:   `grep -q reached net.txt && grep -q fetched "$GOMODCACHE/cache/mark" && if ` + connect + "; then echo online > worker.txt; else echo offline > worker.txt; fi",
 		Verify: `grep -q offline net.txt && grep -q fetched "$GOMODCACHE/cache/mark"`})

@@ -78,7 +78,7 @@ func (w *world) connect(ctx context.Context) *client.Client {
 		w.t.Fatal(err)
 	}
 	w.t.Cleanup(func() { c.Close() })
-	if err := c.Call(ctx, protocol.MethodSubscribe, protocol.SubscribeParams{}, nil); err != nil {
+	if _, err := c.Daemon().Subscribe(ctx, protocol.SubscribeParams{}); err != nil {
 		w.t.Fatal(err)
 	}
 	return c

@@ -197,7 +197,7 @@ func testHostileWorker(t *testing.T, mech string) {
 	for _, level := range levels {
 		t.Run(string(level), func(t *testing.T) {
 			tg := h.target(t)
-			r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "hostile", Repo: tg.repo,
+			r := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "hostile", Repo: tg.repo,
 				Engine: "exec", Isolation: level, Exec: h.script()})
 			st := w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() })
 			got := h.reached(t, tg, r.ID)
@@ -229,8 +229,8 @@ func testHostileWorker(t *testing.T, mech string) {
 				t.Errorf("evidence ref changes: %v; want main, hub/other and the stash", moved)
 			}
 			// … and in the job's status, its result and --full, with how to put each back.
-			now := hubtest.Call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStatus, protocol.IDParams{ID: r.ID})
-			res := hubtest.Call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: r.ID, Full: true})
+			now := hubtest.Daemon(t, c).JobStatus(ctx, protocol.IDParams{ID: r.ID})
+			res := hubtest.Daemon(t, c).JobResult(ctx, protocol.ResultParams{ID: r.ID, Full: true})
 			alerts := strings.Join(now.Alerts, "\n")
 			for _, want := range []string{"branch main moved while it ran: " + tg.main[:10], "git update-ref refs/heads/main " + tg.main,
 				"branch hub/other moved", "your stash " + tg.stash[:10] + " was taken", "git stash store -m restored " + tg.stash} {
@@ -238,7 +238,7 @@ func testHostileWorker(t *testing.T, mech string) {
 					t.Errorf("%q is not in the status's alerts or the full result:\nalerts:\n%s\nfull:\n%s", want, alerts, res.Full)
 				}
 			}
-			rv := hubtest.Call[protocol.ReviewResult](t, ctx, c, protocol.MethodJobReview, protocol.ReviewParams{IDs: []string{r.ID}})
+			rv := hubtest.Daemon(t, c).JobReview(ctx, protocol.ReviewParams{IDs: []string{r.ID}})
 			if len(rv.Jobs) != 1 || !slices.Contains(rv.Jobs[0].Risks, "refs-moved") || !strings.HasPrefix(rv.Jobs[0].Next, "put back what moved") {
 				t.Errorf("the review packet does not flag the moved refs: %+v", rv.Jobs)
 			}
@@ -258,7 +258,7 @@ func testHostileWorker(t *testing.T, mech string) {
 // refChanges are the refs job id's evidence says moved while it ran.
 func refChanges(t *testing.T, ctx context.Context, c *client.Client, id string) map[string]bool {
 	t.Helper()
-	res := hubtest.Call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: id, Evidence: true})
+	res := hubtest.Daemon(t, c).JobResult(ctx, protocol.ResultParams{ID: id, Evidence: true})
 	moved := map[string]bool{}
 	if res.Evidence != nil {
 		for _, rc := range res.Evidence.Observed.RefChanges {
@@ -376,14 +376,14 @@ func testHostileCLI(t *testing.T, mech string) {
 			tg := h.target(t)
 			if mech == sandbox.MechLandlock && cli == "opencode" {
 				// It cannot run under Landlock: refused, with the reason.
-				err := b.c.Call(ctx, protocol.MethodJobStart, protocol.StartParams{Repo: tg.repo, Engine: cli, Profile: "t",
-					Isolation: protocol.IsolationIsolated, Task: "hostile"}, nil)
+				_, err := b.c.Daemon().JobStart(ctx, protocol.StartParams{Repo: tg.repo, Engine: cli, Profile: "t",
+					Isolation: protocol.IsolationIsolated, Task: "hostile"})
 				if err == nil || !strings.Contains(err.Error(), "aborts without /proc") {
 					t.Errorf("isolated on OpenCode under Landlock: %v; want a refusal that says why", err)
 				}
 				return
 			}
-			r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: tg.repo, Engine: cli, Profile: "t",
+			r := hubtest.Daemon(t, b.c).JobStart(ctx, protocol.StartParams{Repo: tg.repo, Engine: cli, Profile: "t",
 				Isolation: protocol.IsolationIsolated, Task: "hostile"})
 			st := b.waitEnd(ctx, r.ID)
 			if st.State != protocol.StateSucceeded {
@@ -391,8 +391,8 @@ func testHostileCLI(t *testing.T, mech string) {
 			}
 			expectReached(t, protocol.IsolationIsolated, h.reached(t, tg, r.ID), sandboxWant(protocol.IsolationIsolated))
 			// untrusted is refused for it, with the reason.
-			err := b.c.Call(ctx, protocol.MethodJobStart, protocol.StartParams{Repo: tg.repo, Engine: cli, Profile: "t",
-				Isolation: protocol.IsolationUntrusted, Task: "hostile"}, nil)
+			_, err := b.c.Daemon().JobStart(ctx, protocol.StartParams{Repo: tg.repo, Engine: cli, Profile: "t",
+				Isolation: protocol.IsolationUntrusted, Task: "hostile"})
 			if err == nil || !strings.Contains(err.Error(), "calls its model from inside the sandbox") {
 				t.Errorf("untrusted on %s: %v; want a refusal that says why", cli, err)
 			}

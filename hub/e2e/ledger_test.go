@@ -132,18 +132,18 @@ func TestFreeEngineBooksNoMoney(t *testing.T) {
 	c := w.connect(ctx)
 	var ids []string
 	for i := 0; i < 3; i++ {
-		r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: fmt.Sprintf("free %d", i),
+		r := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: fmt.Sprintf("free %d", i),
 			Repo: repo, Engine: "exec", Exec: "while [ ! -e " + gate + " ]; do sleep 0.05; done; echo done > done.txt"})
 		ids = append(ids, r.ID)
 	}
 	half := 0.5
-	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "budgeted",
+	r := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "budgeted",
 		Repo: repo, Engine: "exec", Exec: "echo done > done.txt", MaxUSD: &half})
 	budgeted := r.ID
 	for {
 		running := 0
 		for _, id := range ids {
-			st := hubtest.Call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStatus, protocol.IDParams{ID: id})
+			st := hubtest.Daemon(t, c).JobStatus(ctx, protocol.IDParams{ID: id})
 			if st.State.Terminal() {
 				t.Fatalf("job %s ended %s before the gate opened: %s", id, st.State, st.Error)
 			}
@@ -185,7 +185,7 @@ func TestFreeEngineBooksNoMoney(t *testing.T) {
 // succeeded.
 func waitSucceeded(t *testing.T, ctx context.Context, c *client.Client, ids []string, timeoutS float64) {
 	t.Helper()
-	wr := hubtest.Call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: timeoutS})
+	wr := hubtest.Daemon(t, c).JobWait(ctx, protocol.WaitParams{IDs: ids, TimeoutS: timeoutS})
 	if !wr.Done || len(wr.Jobs) != len(ids) {
 		t.Fatalf("wait: done %v, %d jobs of %d", wr.Done, len(wr.Jobs), len(ids))
 	}

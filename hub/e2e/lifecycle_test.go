@@ -58,12 +58,12 @@ func TestLifecycle(t *testing.T) {
 	ids := make([]string, len(cases))
 	for i, tc := range cases {
 		tc.p.Task, tc.p.Repo, tc.p.Engine = tc.name, repo, "exec"
-		ids[i] = hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, tc.p).ID
+		ids[i] = hubtest.Daemon(t, c).JobStart(ctx, tc.p).ID
 	}
 	// With the default 4 slots the rest queue; wait for all.
 	var wr protocol.WaitResult
 	for {
-		wr = hubtest.Call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: ids, TimeoutS: 90, Since: wr.Cursor})
+		wr = hubtest.Daemon(t, c).JobWait(ctx, protocol.WaitParams{IDs: ids, TimeoutS: 90, Since: wr.Cursor})
 		if !wr.Done {
 			t.Fatalf("jobs did not end: %+v", wr)
 		}
@@ -77,7 +77,7 @@ func TestLifecycle(t *testing.T) {
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := hubtest.Call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStatus, protocol.IDParams{ID: ids[i]})
+			st := hubtest.Daemon(t, c).JobStatus(ctx, protocol.IDParams{ID: ids[i]})
 			if st.State != tc.want.state || !strings.Contains(st.Error, tc.want.errHas) || st.Salvaged != tc.want.salvaged {
 				t.Fatalf("got state %s error %q salvaged %v; want %s, %q, %v", st.State, st.Error, st.Salvaged,
 					tc.want.state, tc.want.errHas, tc.want.salvaged)
@@ -98,19 +98,19 @@ func TestStop(t *testing.T) {
 	ctx := hubtest.Deadline(t, 60*time.Second)
 	c := w.connect(ctx)
 	repo := sampleRepo(t, "repo")
-	run := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "long", Repo: repo,
+	run := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "long", Repo: repo,
 		Engine: "exec", Exec: `echo some > some.txt; hub progress started; sleep 300 & sleep 300`})
-	queued := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "waits", Repo: repo,
+	queued := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "waits", Repo: repo,
 		Engine: "exec", Exec: "true"})
 	w.until(ctx, run.ID, func(s protocol.JobStatus) bool { return s.Progress == "started" })
-	if st := hubtest.Call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStatus, protocol.IDParams{ID: queued.ID}); st.State != protocol.StateQueued {
+	if st := hubtest.Daemon(t, c).JobStatus(ctx, protocol.IDParams{ID: queued.ID}); st.State != protocol.StateQueued {
 		t.Fatalf("second job should queue behind the one slot: %s", st.State)
 	}
-	qs := hubtest.Call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStop, protocol.IDParams{ID: queued.ID})
+	qs := hubtest.Daemon(t, c).JobStop(ctx, protocol.IDParams{ID: queued.ID})
 	if qs.State != protocol.StateCancelled {
 		t.Errorf("stopped queued job is %s", qs.State)
 	}
-	st := hubtest.Call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStop, protocol.IDParams{ID: run.ID})
+	st := hubtest.Daemon(t, c).JobStop(ctx, protocol.IDParams{ID: run.ID})
 	if st.State != protocol.StateCancelled || !st.Salvaged {
 		t.Fatalf("stopped job: %+v", st)
 	}
@@ -130,13 +130,13 @@ func TestReadJob(t *testing.T) {
 	ctx := hubtest.Deadline(t, 60*time.Second)
 	c := w.connect(ctx)
 	repo := sampleRepo(t, "repo")
-	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "what does bug.txt say?",
+	r := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "what does bug.txt say?",
 		Repo: repo, Kind: protocol.KindRead, Engine: "exec", Exec: `echo "bug.txt says: $(cat bug.txt)"; echo scratch > scratch.txt`})
 	if r.Branch != "" {
 		t.Errorf("read job got a branch %s", r.Branch)
 	}
-	hubtest.Call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 30})
-	rr := hubtest.Call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: r.ID, Evidence: true})
+	hubtest.Daemon(t, c).JobWait(ctx, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 30})
+	rr := hubtest.Daemon(t, c).JobResult(ctx, protocol.ResultParams{ID: r.ID, Evidence: true})
 	if rr.State != protocol.StateSucceeded || !strings.Contains(rr.Summary, "bug.txt says: broken") {
 		t.Errorf("read result:\n%s", rr.Summary)
 	}
@@ -147,8 +147,7 @@ func TestReadJob(t *testing.T) {
 		t.Error("read job left its checkout")
 	}
 	// cwd without a repo: exec cannot run read-only there, so it is refused.
-	var res protocol.StartResult
-	err := c.Call(ctx, protocol.MethodJobStart, protocol.StartParams{Task: "look", Cwd: t.TempDir(), Kind: protocol.KindRead, Engine: "exec", Exec: "ls"}, &res)
+	_, err := c.Daemon().JobStart(ctx, protocol.StartParams{Task: "look", Cwd: t.TempDir(), Kind: protocol.KindRead, Engine: "exec", Exec: "ls"})
 	assertErr(t, err, protocol.CodeRefused, "read-only")
 }
 
@@ -162,13 +161,13 @@ func TestDirtyCheckout(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(repo, "bug.txt"), []byte("my local edit\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "read bug.txt",
+	r := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "read bug.txt",
 		Repo: repo, Engine: "exec", Exec: `cp bug.txt seen.txt`})
-	hubtest.Call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 30})
+	hubtest.Daemon(t, c).JobWait(ctx, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 30})
 	if got := hubtest.Git(t, repo, "show", "hub/"+r.ID+":seen.txt"); got != "broken" {
 		t.Errorf("the worker saw %q; it must start from the commit", got)
 	}
-	rr := hubtest.Call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: r.ID, Evidence: true})
+	rr := hubtest.Daemon(t, c).JobResult(ctx, protocol.ResultParams{ID: r.ID, Evidence: true})
 	if !rr.Evidence.Observed.UserCheckoutDirty || !strings.Contains(rr.Summary, "uncommitted changes") {
 		t.Errorf("result does not say the checkout was dirty:\n%s", rr.Summary)
 	}
@@ -184,7 +183,7 @@ func TestQuestionSurvivesDaemonRestart(t *testing.T) {
 	ctx := hubtest.Deadline(t, 60*time.Second)
 	c := w.connect(ctx)
 	repo := sampleRepo(t, "repo")
-	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "ask",
+	r := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "ask",
 		Repo: repo, Engine: "exec", Exec: `hub ask "name?" > name.txt`})
 	w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State == protocol.StateNeedsInput })
 	if err := syscall.Kill(c.Info.PID, syscall.SIGKILL); err != nil {
@@ -192,12 +191,12 @@ func TestQuestionSurvivesDaemonRestart(t *testing.T) {
 	}
 	<-c.DisconnectNotify()
 	c2 := w.connect(ctx)
-	st := hubtest.Call[protocol.JobStatus](t, ctx, c2, protocol.MethodJobStatus, protocol.IDParams{ID: r.ID})
+	st := hubtest.Daemon(t, c2).JobStatus(ctx, protocol.IDParams{ID: r.ID})
 	if st.Question == nil || st.Question.Text != "name?" {
 		t.Fatalf("after restart the question is gone: %+v", st)
 	}
-	hubtest.Call[protocol.ReplyResult](t, ctx, c2, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "ada"})
-	wr := hubtest.Call[protocol.WaitResult](t, ctx, c2, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 30, Since: st.Question.Cursor})
+	hubtest.Daemon(t, c2).JobReply(ctx, protocol.ReplyParams{ID: r.ID, Text: "ada"})
+	wr := hubtest.Daemon(t, c2).JobWait(ctx, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 30, Since: st.Question.Cursor})
 	if wr.Jobs[0].State != protocol.StateSucceeded {
 		t.Fatalf("job ended %s: %s", wr.Jobs[0].State, wr.Jobs[0].Error)
 	}
@@ -214,10 +213,10 @@ func TestStopDuringVerify(t *testing.T) {
 	ctx := hubtest.Deadline(t, 60*time.Second)
 	c := w.connect(ctx)
 	repo := sampleRepo(t, "repo")
-	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "slow verify", Repo: repo,
+	r := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "slow verify", Repo: repo,
 		Engine: "exec", Exec: "echo v > v.txt", Verify: "sleep 300 & sleep 300"})
 	w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State == protocol.StateVerifying })
-	st := hubtest.Call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStop, protocol.IDParams{ID: r.ID})
+	st := hubtest.Daemon(t, c).JobStop(ctx, protocol.IDParams{ID: r.ID})
 	if st.State != protocol.StateCancelled {
 		t.Fatalf("stopped during verify: %+v", st)
 	}

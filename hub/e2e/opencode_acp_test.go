@@ -62,7 +62,7 @@ func TestOpenCodeACPAgainstJSON(t *testing.T) {
 	run := func(engine string) got {
 		before := len(b.model.Requests())
 		t0 := time.Now()
-		r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{Repo: b.repo, Engine: engine, Profile: "t",
+		r := hubtest.Daemon(t, b.c).JobStart(ctx, protocol.StartParams{Repo: b.repo, Engine: engine, Profile: "t",
 			Task: "make bug.txt say fixed", Verify: "grep -qx fixed bug.txt"})
 		end := b.waitEnd(ctx, r.ID)
 		g := got{state: end.State, seconds: time.Since(t0).Seconds(), requests: len(b.model.Requests()) - before}

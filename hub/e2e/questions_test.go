@@ -18,14 +18,14 @@ func TestTwoQuestionsAtOnce(t *testing.T) {
 	ctx := hubtest.Deadline(t, 60*time.Second)
 	c := w.connect(ctx)
 	repo := sampleRepo(t, "repo")
-	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "two questions", Repo: repo,
+	r := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "two questions", Repo: repo,
 		Engine: "exec", Exec: `hub ask "first?" > a.txt & hub ask "second?" > b.txt & wait`})
 	w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State == protocol.StateNeedsInput })
 	// Both questions reach the journal; find their ids.
 	var qs []string
 	for {
 		next := w.changedCh()
-		evs := hubtest.Call[protocol.EventsResult](t, ctx, c, protocol.MethodJobEvents, protocol.EventsParams{ID: r.ID})
+		evs := hubtest.Daemon(t, c).JobEvents(ctx, protocol.EventsParams{ID: r.ID})
 		qs = qs[:0]
 		for _, ev := range evs.Events {
 			if ev.Kind == protocol.EventQuestion {
@@ -41,20 +41,20 @@ func TestTwoQuestionsAtOnce(t *testing.T) {
 			t.Fatalf("the second question never came: %v", qs)
 		}
 	}
-	st := hubtest.Call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStatus, protocol.IDParams{ID: r.ID})
+	st := hubtest.Daemon(t, c).JobStatus(ctx, protocol.IDParams{ID: r.ID})
 	first := st.Question
-	rep := hubtest.Call[protocol.ReplyResult](t, ctx, c, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, QuestionID: first.ID, Text: "one"})
+	rep := hubtest.Daemon(t, c).JobReply(ctx, protocol.ReplyParams{ID: r.ID, QuestionID: first.ID, Text: "one"})
 	if rep.QuestionID != first.ID {
 		t.Fatalf("answered %s, want %s", rep.QuestionID, first.ID)
 	}
-	st = hubtest.Call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStatus, protocol.IDParams{ID: r.ID})
+	st = hubtest.Daemon(t, c).JobStatus(ctx, protocol.IDParams{ID: r.ID})
 	if st.State != protocol.StateNeedsInput || st.Question == nil || st.Question.ID == first.ID {
 		t.Fatalf("after one answer the other question should stay pending: %+v", st)
 	}
-	err := c.Call(ctx, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, QuestionID: first.ID, Text: "again"}, nil)
+	_, err := c.Daemon().JobReply(ctx, protocol.ReplyParams{ID: r.ID, QuestionID: first.ID, Text: "again"})
 	assertErr(t, err, protocol.CodeNotFound, "no pending question")
-	hubtest.Call[protocol.ReplyResult](t, ctx, c, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "two"})
-	wr := hubtest.Call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 30, Since: st.Question.Cursor})
+	hubtest.Daemon(t, c).JobReply(ctx, protocol.ReplyParams{ID: r.ID, Text: "two"})
+	wr := hubtest.Daemon(t, c).JobWait(ctx, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 30, Since: st.Question.Cursor})
 	if wr.Jobs[0].State != protocol.StateSucceeded {
 		t.Fatalf("ended %s: %s", wr.Jobs[0].State, wr.Jobs[0].Error)
 	}

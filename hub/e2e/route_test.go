@@ -44,14 +44,14 @@ func TestFallbackAtStart(t *testing.T) {
 
 	// Hold the only slot so the routed job waits in the queue.
 	gate := filepath.Join(t.TempDir(), "gate")
-	hold := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{
+	hold := hubtest.Daemon(t, b.c).JobStart(ctx, protocol.StartParams{
 		Task: "hold the slot", Repo: b.repo, Engine: "exec", Exec: gated(gate, "hold.txt")})
 	b.until(ctx, hold.ID, func(st protocol.JobStatus) bool { return st.Progress == "waiting for the gate" })
 
-	r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{
+	r := hubtest.Daemon(t, b.c).JobStart(ctx, protocol.StartParams{
 		Task: "bug.txt says broken; make it say fixed", Repo: b.repo, Profile: "t", Verify: verify})
 	if r.Engine != "claude" {
-		ex := hubtest.Call[protocol.RouteExplainResult](t, ctx, b.c, protocol.MethodRouteExplain, protocol.StartParams{Repo: b.repo, Profile: "t"})
+		ex := hubtest.Daemon(t, b.c).RouteExplain(ctx, protocol.StartParams{Repo: b.repo, Profile: "t"})
 		t.Fatalf("auto picked %s; routing.json puts claude first:\n%s", r.Engine, ex.Text)
 	}
 	if !strings.Contains(strings.Join(r.Notes, "\n"), "auto chose claude") || !strings.Contains(strings.Join(r.Notes, "\n"), "falls back to builtin") {
@@ -68,7 +68,7 @@ func TestFallbackAtStart(t *testing.T) {
 	if st.State != protocol.StateSucceeded || st.Engine != "builtin" {
 		t.Fatalf("job ended %s on %s (%s); want succeeded on builtin after the fallback", st.State, st.Engine, st.Error)
 	}
-	ev := hubtest.Call[protocol.EventsResult](t, ctx, b.c, protocol.MethodJobEvents, protocol.EventsParams{ID: r.ID})
+	ev := hubtest.Daemon(t, b.c).JobEvents(ctx, protocol.EventsParams{ID: r.ID})
 	found := false
 	for _, e := range ev.Events {
 		if e.Kind == protocol.EventNote && strings.HasPrefix(e.Text, "fallback: engine claude did not start") && strings.Contains(e.Text, "trying builtin") {
@@ -78,7 +78,7 @@ func TestFallbackAtStart(t *testing.T) {
 	if !found {
 		t.Errorf("no fallback note in the journal")
 	}
-	res := hubtest.Call[protocol.ResultResult](t, ctx, b.c, protocol.MethodJobResult, protocol.ResultParams{ID: r.ID, Evidence: true})
+	res := hubtest.Daemon(t, b.c).JobResult(ctx, protocol.ResultParams{ID: r.ID, Evidence: true})
 	if res.Evidence == nil || res.Evidence.Engine != "builtin" {
 		t.Errorf("evidence names engine %v, want builtin", res.Evidence)
 	}
@@ -103,7 +103,7 @@ func TestRouteReadsQuota(t *testing.T) {
 	b := newBuiltinWorld(t, ctx, wires[1], false, textTurn(scripted.Usage{}, "unused"))
 
 	explain := func() protocol.RouteExplainResult {
-		return hubtest.Call[protocol.RouteExplainResult](t, ctx, b.c, protocol.MethodRouteExplain, protocol.StartParams{Repo: b.repo, Profile: "t"})
+		return hubtest.Daemon(t, b.c).RouteExplain(ctx, protocol.StartParams{Repo: b.repo, Profile: "t"})
 	}
 	if ex := explain(); ex.Decision.Chosen != "claude" {
 		t.Fatalf("before any quota signal auto picks %s:\n%s", ex.Decision.Chosen, ex.Text)
@@ -129,7 +129,7 @@ func TestRouteReadsQuota(t *testing.T) {
 			t.Errorf("explain does not say %q:\n%s", want, ex.Text)
 		}
 	}
-	eng := hubtest.Call[protocol.EnginesResult](t, ctx, b.c, protocol.MethodEngineList, struct{}{})
+	eng := hubtest.Daemon(t, b.c).EngineList(ctx, protocol.Empty{})
 	for _, e := range eng.Engines {
 		if e.Name == "claude" && (!strings.Contains(e.Capacity, "five_hour exhausted, resets ") ||
 			!strings.Contains(e.Capacity, resets.Format("15:04")+" UTC (claude rate_limit_event, read just now, high confidence)")) {
@@ -137,8 +137,7 @@ func TestRouteReadsQuota(t *testing.T) {
 		}
 	}
 	// A start names the same reason when the caller insists on claude.
-	var r protocol.StartResult
-	err = b.c.Call(ctx, protocol.MethodJobStart, protocol.StartParams{Task: "t", Repo: b.repo, Profile: "t", Engine: "claude"}, &r)
+	_, err = b.c.Daemon().JobStart(ctx, protocol.StartParams{Task: "t", Repo: b.repo, Profile: "t", Engine: "claude"})
 	if err == nil || !strings.Contains(err.Error(), "quota five_hour exhausted") || !strings.Contains(err.Error(), "engine auto would pick builtin") {
 		t.Errorf("start on claude with its quota exhausted: %v", err)
 	}
@@ -168,7 +167,7 @@ func TestFallbackWhenProviderRefuses(t *testing.T) {
 		return toolTurn(scripted.Usage{Input: 100, Output: 10}, "edit_file",
 			map[string]any{"path": "bug.txt", "old_text": "broken", "new_text": "fixed"}), true
 	})
-	r := hubtest.Call[protocol.StartResult](t, ctx, b.c, protocol.MethodJobStart, protocol.StartParams{
+	r := hubtest.Daemon(t, b.c).JobStart(ctx, protocol.StartParams{
 		Task: "bug.txt says broken; make it say fixed", Repo: b.repo, Profile: "t", Verify: "grep -qx fixed bug.txt"})
 	if r.Engine != "claude" {
 		t.Fatalf("auto picked %s; routing.json puts claude first", r.Engine)
@@ -181,7 +180,7 @@ func TestFallbackWhenProviderRefuses(t *testing.T) {
 	if claudeCalls.Load() == 0 {
 		t.Error("Claude Code never called the provider; the fallback did not come from its refusal")
 	}
-	ev := hubtest.Call[protocol.EventsResult](t, ctx, b.c, protocol.MethodJobEvents, protocol.EventsParams{ID: r.ID})
+	ev := hubtest.Daemon(t, b.c).JobEvents(ctx, protocol.EventsParams{ID: r.ID})
 	var note string
 	for _, e := range ev.Events {
 		if e.Kind == protocol.EventNote && strings.HasPrefix(e.Text, "fallback: ") {

@@ -40,7 +40,7 @@ func TestStepCatchesFalseClaim(t *testing.T) {
 	head, refs := hubtest.Git(t, repo, "rev-parse", "HEAD"), hubtest.Git(t, repo, "for-each-ref")
 	status := hubtest.Git(t, repo, "status", "--porcelain")
 
-	res := hubtest.Call[protocol.StepResult](t, ctx, b.c, protocol.MethodStep, protocol.StepParams{
+	res := hubtest.Daemon(t, b.c).Step(ctx, protocol.StepParams{
 		Title: "fix the bug", Claim: "Fixed the bug in bug.txt. All tests pass.", Repo: repo, Since: since, Check: "sh test.sh"})
 	t.Logf("step %s (%s, $%.6f):\n%s", res.ID, res.State, res.Cost.USD, res.Text)
 	if res.State != protocol.StateSucceeded || !res.Disagree {
@@ -77,12 +77,12 @@ func TestStepCatchesFalseClaim(t *testing.T) {
 		t.Errorf("the step changed the user's repository")
 	}
 	// A job of its own: read, on the step engine, its cost booked and closed once.
-	st := hubtest.Call[protocol.JobStatus](t, ctx, b.c, protocol.MethodJobStatus, protocol.IDParams{ID: res.ID})
+	st := hubtest.Daemon(t, b.c).JobStatus(ctx, protocol.IDParams{ID: res.ID})
 	if st.Kind != protocol.KindRead || st.Engine != "step" || !st.Cost.Known || st.Cost.USD <= 0 {
 		t.Errorf("the step's job: %+v", st)
 	}
 	// Its trace has the check and the model call under the worker, with the call's tokens.
-	tr := hubtest.Call[protocol.TraceResult](t, ctx, b.c, protocol.MethodJobTrace, protocol.TraceParams{ID: res.ID})
+	tr := hubtest.Daemon(t, b.c).JobTrace(ctx, protocol.TraceParams{ID: res.ID})
 	kinds := map[protocol.TraceKind]int{}
 	for _, e := range tr.Entries {
 		if e.Parent != "worker" {
@@ -99,7 +99,7 @@ func TestStepCatchesFalseClaim(t *testing.T) {
 	if kinds[protocol.TraceModel] != 1 || kinds[protocol.TraceCommand] != 1 {
 		t.Errorf("the step's trace: %+v", tr.Entries)
 	}
-	led := hubtest.Call[protocol.LedgerResult](t, ctx, b.c, protocol.MethodLedgerList, protocol.LedgerParams{})
+	led := hubtest.Daemon(t, b.c).LedgerList(ctx, protocol.LedgerParams{})
 	found := 0
 	for _, r := range led.Entries {
 		if r.ID == res.ID {
@@ -128,12 +128,12 @@ func TestStepBadInput(t *testing.T) {
 		{protocol.StepParams{Title: "t", Claim: "did it", Repo: b.repo, Since: "nosuch"}, "since"},
 		{protocol.StepParams{Title: "t", Claim: "did it", Repo: b.repo, Profile: "nosuch"}, "profile"},
 	} {
-		err := b.c.Call(ctx, protocol.MethodStep, c.p, nil)
+		_, err := b.c.Daemon().Step(ctx, c.p)
 		if err == nil || !strings.Contains(err.Error(), c.field) {
 			t.Errorf("%+v: %v, want an error about %s", c.p, err, c.field)
 		}
 	}
-	if l := hubtest.Call[protocol.ListResult](t, ctx, b.c, protocol.MethodJobList, protocol.ListParams{}); len(l.Jobs) != 0 {
+	if l := hubtest.Daemon(t, b.c).JobList(ctx, protocol.ListParams{}); len(l.Jobs) != 0 {
 		t.Errorf("a refused step made %d job(s)", len(l.Jobs))
 	}
 }

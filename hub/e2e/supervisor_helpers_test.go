@@ -461,11 +461,11 @@ func (f *supFixture) check(final string) string {
 	}
 	ctx := hubtest.Deadline(t, 20*time.Second)
 	c := f.w.connect(ctx)
-	list := hubtest.Call[protocol.ListResult](t, ctx, c, protocol.MethodJobList, protocol.ListParams{})
+	list := hubtest.Daemon(t, c).JobList(ctx, protocol.ListParams{})
 	if len(list.Jobs) != 1 || list.Jobs[0].ID != id {
 		t.Errorf("jobs in the hub: %+v, want just %s", list.Jobs, id)
 	}
-	st := hubtest.Call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStatus, protocol.IDParams{ID: id})
+	st := hubtest.Daemon(t, c).JobStatus(ctx, protocol.IDParams{ID: id})
 	if st.State != protocol.StateSucceeded || st.VerifyExit == nil || *st.VerifyExit != 0 || st.Engine != "exec" {
 		t.Errorf("job %s: %+v", id, st)
 	}

@@ -17,20 +17,20 @@ func TestEvidenceTimings(t *testing.T) {
 	ctx := hubtest.Deadline(t, 60*time.Second)
 	c := w.connect(ctx)
 	repo := sampleRepo(t, "repo")
-	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "timed",
+	r := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "timed",
 		Repo: repo, Engine: "exec", Exec: `sleep 1; hub ask "go on?" > a.txt; sleep 1`, Verify: "sleep 1"})
 	w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State == protocol.StateNeedsInput })
 	time.Sleep(time.Second)
-	hubtest.Call[protocol.ReplyResult](t, ctx, c, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, Text: "yes"})
+	hubtest.Daemon(t, c).JobReply(ctx, protocol.ReplyParams{ID: r.ID, Text: "yes"})
 	w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() })
-	res := hubtest.Call[protocol.ResultResult](t, ctx, c, protocol.MethodJobResult, protocol.ResultParams{ID: r.ID, Evidence: true})
+	res := hubtest.Daemon(t, c).JobResult(ctx, protocol.ResultParams{ID: r.ID, Evidence: true})
 	if res.State != protocol.StateSucceeded || res.Evidence == nil {
 		t.Fatalf("job ended %s with evidence %v:\n%s", res.State, res.Evidence != nil, res.Summary)
 	}
 	got := res.Evidence.Timings
 
 	// The journal's state times, phase by phase.
-	evs := hubtest.Call[protocol.EventsResult](t, ctx, c, protocol.MethodJobEvents, protocol.EventsParams{ID: r.ID})
+	evs := hubtest.Daemon(t, c).JobEvents(ctx, protocol.EventsParams{ID: r.ID})
 	var want protocol.Timings
 	var first, last time.Time
 	var in protocol.State

@@ -80,8 +80,8 @@ func pendingQuestion(ctx context.Context) (string, error) {
 		return "", err
 	}
 	defer c.Close()
-	var st protocol.JobStatus
-	if err := c.Call(ctx, protocol.MethodJobStatus, protocol.IDParams{ID: os.Getenv("HUB_JOB")}, &st); err != nil {
+	st, err := c.Daemon().JobStatus(ctx, protocol.IDParams{ID: os.Getenv("HUB_JOB")})
+	if err != nil {
 		return "", err
 	}
 	if st.Question == nil {
@@ -139,7 +139,7 @@ try cli-stop hub stop "$HUB_JOB"
 hub progress "tried everything"
 wait $asked
 `
-	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "answer yourself", Repo: repo,
+	r := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "answer yourself", Repo: repo,
 		Engine: "exec", Exec: exec})
 	st := w.until(ctx, r.ID, func(s protocol.JobStatus) bool { return s.Progress == "tried everything" || s.State.Terminal() })
 	if st.State != protocol.StateNeedsInput || st.Question == nil {
@@ -149,7 +149,7 @@ wait $asked
 	qid := st.Question.ID
 
 	// Nothing of it reached the store: no answer, no steering.
-	evs := hubtest.Call[protocol.EventsResult](t, ctx, c, protocol.MethodJobEvents, protocol.EventsParams{ID: r.ID})
+	evs := hubtest.Daemon(t, c).JobEvents(ctx, protocol.EventsParams{ID: r.ID})
 	for _, ev := range evs.Events {
 		if ev.Kind == protocol.EventAnswer || strings.Contains(ev.Text, "by the worker itself") {
 			t.Errorf("the worker's attempt left a %s event: %q", ev.Kind, ev.Text)
@@ -157,11 +157,11 @@ wait $asked
 	}
 
 	// The supervisor answers; the worker gets that answer.
-	rep := hubtest.Call[protocol.ReplyResult](t, ctx, c, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, QuestionID: qid, Text: "no, keep it"})
+	rep := hubtest.Daemon(t, c).JobReply(ctx, protocol.ReplyParams{ID: r.ID, QuestionID: qid, Text: "no, keep it"})
 	if !rep.Delivered || rep.QuestionID != qid {
 		t.Errorf("the supervisor's reply: %+v", rep)
 	}
-	wr := hubtest.Call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 30, Since: st.Question.Cursor})
+	wr := hubtest.Daemon(t, c).JobWait(ctx, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 30, Since: st.Question.Cursor})
 	if end := wr.Jobs[0]; end.State != protocol.StateSucceeded {
 		t.Fatalf("the job ended %s: %s", end.State, end.Error)
 	}
@@ -188,7 +188,7 @@ func TestWorkerSocketSandboxed(t *testing.T) {
 hub progress "tried everything"
 wait $asked
 `
-	r := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "answer yourself", Repo: repo,
+	r := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "answer yourself", Repo: repo,
 		Engine: "exec", Isolation: protocol.IsolationIsolated, Exec: exec})
 	// The worker cannot wait on the daemon from in there: its question
 	// may come after its note.
@@ -199,8 +199,8 @@ wait $asked
 		t.Fatalf("after the worker's attempt the job is %s (question %+v), want its question pending: %s\n%s",
 			st.State, st.Question, st.Error, readFile(t, w.paths.WorkerLog(r.ID)))
 	}
-	hubtest.Call[protocol.ReplyResult](t, ctx, c, protocol.MethodJobReply, protocol.ReplyParams{ID: r.ID, QuestionID: st.Question.ID, Text: "no, keep it"})
-	wr := hubtest.Call[protocol.WaitResult](t, ctx, c, protocol.MethodJobWait, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 30, Since: st.Question.Cursor})
+	hubtest.Daemon(t, c).JobReply(ctx, protocol.ReplyParams{ID: r.ID, QuestionID: st.Question.ID, Text: "no, keep it"})
+	wr := hubtest.Daemon(t, c).JobWait(ctx, protocol.WaitParams{IDs: []string{r.ID}, TimeoutS: 30, Since: st.Question.Cursor})
 	if end := wr.Jobs[0]; end.State != protocol.StateSucceeded {
 		t.Fatalf("the job ended %s: %s", end.State, end.Error)
 	}
@@ -223,7 +223,7 @@ func TestWorkerSocketOtherJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "ask", Repo: repo, Engine: "exec",
+	a := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "ask", Repo: repo, Engine: "exec",
 		Exec: `hub ask "may I drop the production database?" > answer.txt`})
 	stA := w.until(ctx, a.ID, func(s protocol.JobStatus) bool { return s.State == protocol.StateNeedsInput || s.State.Terminal() })
 	if stA.Question == nil {
@@ -240,16 +240,16 @@ try raw-reply ` + raw(protocol.MethodShimReply) + `
 try raw-steer ` + raw(protocol.MethodShimSteer) + `
 try raw-stop ` + raw(protocol.MethodShimStop) + `
 `
-	b := hubtest.Call[protocol.StartResult](t, ctx, c, protocol.MethodJobStart, protocol.StartParams{Task: "answer another", Repo: repo, Engine: "exec", Exec: exec})
+	b := hubtest.Daemon(t, c).JobStart(ctx, protocol.StartParams{Task: "answer another", Repo: repo, Engine: "exec", Exec: exec})
 	if end := w.until(ctx, b.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() }); end.State != protocol.StateSucceeded {
 		t.Fatalf("job %s ended %s: %s", b.ID, end.State, end.Error)
 	}
 	checkAttempts(t, hubtest.Git(t, repo, "show", "hub/"+b.ID+":report.txt"), socketAttempts)
-	if st := hubtest.Call[protocol.JobStatus](t, ctx, c, protocol.MethodJobStatus, protocol.IDParams{ID: a.ID}); st.State != protocol.StateNeedsInput ||
+	if st := hubtest.Daemon(t, c).JobStatus(ctx, protocol.IDParams{ID: a.ID}); st.State != protocol.StateNeedsInput ||
 		st.Question == nil || st.Question.ID != stA.Question.ID {
 		t.Fatalf("job %s is %s after the other worker's attempts; want its question still pending", a.ID, st.State)
 	}
-	hubtest.Call[protocol.ReplyResult](t, ctx, c, protocol.MethodJobReply, protocol.ReplyParams{ID: a.ID, QuestionID: stA.Question.ID, Text: "no"})
+	hubtest.Daemon(t, c).JobReply(ctx, protocol.ReplyParams{ID: a.ID, QuestionID: stA.Question.ID, Text: "no"})
 	if end := w.until(ctx, a.ID, func(s protocol.JobStatus) bool { return s.State.Terminal() }); end.State != protocol.StateSucceeded {
 		t.Errorf("job %s ended %s: %s", a.ID, end.State, end.Error)
 	}
