@@ -102,7 +102,7 @@ func TestCopyTreeSwappedFolder(t *testing.T) {
 	link("node_modules/other/lib", filepath.Join(host, "lib"))
 	sw := swap(t, pairs...)
 
-	rounds, leaked, whole := 300, 0, 0
+	rounds, leaked, whole := raceRounds(), 0, 0
 	var first string
 	for i := range rounds {
 		into := filepath.Join(base, "dst", strconv.Itoa(i))
@@ -240,7 +240,7 @@ func TestMakeWritableSwappedFolder(t *testing.T) {
 		os.Chmod(filepath.Join(outside, "sub"), 0o755)
 	})
 	sw := swap(t, [2]string{filepath.Join(root, "mod"), filepath.Join(root, "stash")})
-	for range 300 {
+	for range raceRounds() {
 		for _, fd := range fds {
 			if err := unix.Fchmod(fd, 0o555); err != nil {
 				t.Fatal(err)
@@ -256,4 +256,13 @@ func TestMakeWritableSwappedFolder(t *testing.T) {
 	}
 	sw.halt()
 	t.Logf("%d swaps", sw.swaps.Load())
+}
+
+// raceRounds is how many rounds a race test runs: 300, or 30 in make
+// check's fast lane (-short), where a race is less likely to be caught.
+func raceRounds() int {
+	if testing.Short() {
+		return 30
+	}
+	return 300
 }

@@ -216,6 +216,7 @@ func npm(t *testing.T, dir string, args ...string) {
 // same lockfile gets a copy from the cache and installs nothing; a changed
 // lockfile is another entry, never the stale tree.
 func TestInstallThenCache(t *testing.T) {
+	noInstallsInShort(t)
 	top, base := nodeProject(t)
 	r := open(t, top)
 	cache := filepath.Join(t.TempDir(), "envs")
@@ -340,6 +341,7 @@ func TestInstallThenCache(t *testing.T) {
 // install; the failure names the command and the fix, and leaves nothing:
 // no node_modules in the checkout, no cache entry, no scratch folder.
 func TestInstallFails(t *testing.T) {
+	noInstallsInShort(t)
 	top, _ := nodeProject(t)
 	write(t, filepath.Join(top, "package.json"), `{"name":"p","version":"1.0.0","dependencies":{"dep":"^2.0.0"}}`, 0o644)
 	git(t, top, "commit", "-qam", "manifest without its lockfile")
@@ -570,5 +572,14 @@ func TestCommittedTreeLeftAlone(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(wt, "node_modules/dep/index.js")); string(b) != "vendored\n" {
 		t.Errorf("the committed tree changed: %q", b)
+	}
+}
+
+// noInstallsInShort skips a test that runs npm in make check's fast lane
+// (-short), which installs nothing; make test runs it.
+func noInstallsInShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs npm ci: make check (-short) installs nothing; make test runs it")
 	}
 }
