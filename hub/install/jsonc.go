@@ -3,17 +3,21 @@ package install
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/tailscale/hujson"
 )
 
 // The JSON editor changes one member of a JSON (or JSONC: comments and
 // trailing commas, as OpenCode reads; or JSON with comments alone, as Gemini
 // CLI and Qwen Code read) document and leaves every other byte as it was: it
-// parses the document only to learn where each value starts and ends, then
-// splices text in or out.
+// parses the document (with hujson) only to learn where each value starts
+// and ends, then splices text in or out.
 
 // jsonSyntax is what a client's reader allows beyond plain JSON.
 type jsonSyntax struct {
@@ -58,41 +62,51 @@ func (n *jsonNode) member(key string) (*jsonMember, error) {
 	return found, nil
 }
 
-type jsonParser struct {
-	src []byte
-	pos int
-	syn jsonSyntax
-}
-
-// parseJSON parses src, which must hold one object (whitespace alone counts
-// as an empty document and returns nil). syn says what it may hold beyond
-// JSON.
+// parseJSON parses src, which must hold one object (whitespace alone, and
+// comments where the syntax allows them, count as an empty document and
+// return nil). syn says what it may hold beyond JSON. hujson reads the
+// document as JWCC (comments and trailing commas allowed); what syn does
+// not allow is refused as the tree is walked, at the place and in the
+// words a reader of syn stops with.
 func parseJSON(src []byte, syn jsonSyntax) (*jsonNode, error) {
-	p := &jsonParser{src: src, syn: syn}
-	if err := p.space(); err != nil {
+	v, buf, err := readJWCC(src)
+	// The document must be an object, whatever else is wrong with it. It
+	// starts after the blanks, and after the comments where they are
+	// allowed (when hujson read past them).
+	start := len(buf) - len(bytes.TrimLeft(buf, " \t\r\n"))
+	if syn.comments {
+		start = v.StartOffset
+		if v.Value == nil && v.BeforeExtra == nil && start == 0 && commentOrBlank(buf) {
+			start = -1 // hujson stopped in a comment before the document
+		}
+	}
+	switch {
+	case start >= len(buf):
+		return nil, nil
+	case start >= 0 && buf[start] != '{':
+		return nil, errorAt(src, start, "the document is not a JSON object")
+	case err != nil:
 		return nil, err
 	}
-	if p.pos == len(src) {
-		return nil, nil
-	}
-	if src[p.pos] != '{' {
-		return nil, p.errorf("the document is not a JSON object")
-	}
-	root, err := p.value(0)
+	w := jsonWalk{src: src, syn: syn}
+	root, err := w.value(&v, 0)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.space(); err != nil {
+	if err := w.extra(v.AfterExtra, v.EndOffset, "unexpected '/' after the end of the document"); err != nil {
 		return nil, err
-	}
-	if p.pos != len(src) {
-		return nil, p.errorf("unexpected %q after the end of the document", src[p.pos])
 	}
 	return root, nil
 }
 
-func (p *jsonParser) errorf(format string, args ...any) error {
-	line, col := lineCol(p.src, p.pos)
+// commentOrBlank reports whether b starts with a blank or a comment.
+func commentOrBlank(b []byte) bool {
+	return len(b) > 0 && strings.IndexByte(" \t\r\n", b[0]) >= 0 || bytes.HasPrefix(b, []byte("//")) || bytes.HasPrefix(b, []byte("/*"))
+}
+
+// errorAt is an error at src[pos].
+func errorAt(src []byte, pos int, format string, args ...any) error {
+	line, col := lineCol(src, pos)
 	return fmt.Errorf("line %d, column %d: %s", line, col, fmt.Sprintf(format, args...))
 }
 
@@ -103,230 +117,329 @@ func lineCol(src []byte, pos int) (int, int) {
 	return line, pos - (bytes.LastIndexByte(src[:pos], '\n') + 1) + 1
 }
 
-// space skips whitespace and, where the syntax allows them, comments.
-func (p *jsonParser) space() error {
-	for p.pos < len(p.src) {
-		switch c := p.src[p.pos]; {
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			p.pos++
-		case p.syn.comments && c == '/' && p.pos+1 < len(p.src) && p.src[p.pos+1] == '/':
-			for p.pos < len(p.src) && p.src[p.pos] != '\n' {
-				p.pos++
-			}
-		case p.syn.comments && c == '/' && p.pos+1 < len(p.src) && p.src[p.pos+1] == '*':
-			end := bytes.Index(p.src[p.pos+2:], []byte("*/"))
-			if end < 0 {
-				return p.errorf("a /* comment is never closed")
-			}
-			p.pos += 2 + end + 2
-		default:
-			return nil
-		}
-	}
-	return nil
+// jsonWalk turns hujson's tree into jsonNodes, refusing what its syntax
+// does not allow.
+type jsonWalk struct {
+	src []byte
+	syn jsonSyntax
 }
 
 const maxJSONDepth = 200
 
-func (p *jsonParser) value(depth int) (*jsonNode, error) {
+// extra refuses a comment in e, which starts at src[off], when the syntax
+// allows none.
+func (w jsonWalk) extra(e hujson.Extra, off int, format string, args ...any) error {
+	if i := bytes.IndexByte(e, '/'); i >= 0 && !w.syn.comments {
+		return errorAt(w.src, off+i, format, args...)
+	}
+	return nil
+}
+
+// notValue is the error for src[pos] where a value at depth should start.
+func (w jsonWalk) notValue(pos, depth int) error {
 	if depth > maxJSONDepth {
-		return nil, p.errorf("values nest too deep")
+		return errorAt(w.src, pos, "values nest too deep")
 	}
-	if p.pos >= len(p.src) {
-		return nil, p.errorf("the document ends where a value should be")
+	return errorAt(w.src, pos, "unexpected %q where a value should be", w.src[pos])
+}
+
+// valueExtra refuses a comment in e, which starts at src[off], where a
+// value at depth should start.
+func (w jsonWalk) valueExtra(e hujson.Extra, off, depth int) error {
+	if i := bytes.IndexByte(e, '/'); i >= 0 && !w.syn.comments {
+		return w.notValue(off+i, depth)
 	}
-	n := &jsonNode{start: p.pos}
-	switch c := p.src[p.pos]; {
-	case c == '{':
+	return nil
+}
+
+func (w jsonWalk) value(v *hujson.Value, depth int) (*jsonNode, error) {
+	if depth > maxJSONDepth {
+		return nil, errorAt(w.src, v.StartOffset, "values nest too deep")
+	}
+	n := &jsonNode{start: v.StartOffset, end: v.EndOffset}
+	switch x := v.Value.(type) {
+	case *hujson.Object:
 		n.kind = '{'
-		if err := p.object(n, depth); err != nil {
-			return nil, err
-		}
-	case c == '[':
+		return n, w.object(n, x, depth)
+	case *hujson.Array:
 		n.kind = '['
-		if err := p.array(depth); err != nil {
-			return nil, err
-		}
-	case c == '"':
-		n.kind = '"'
-		if err := p.str(); err != nil {
-			return nil, err
-		}
-	case c == 't' || c == 'f' || c == 'n':
-		for _, lit := range []string{"true", "false", "null"} {
-			if bytes.HasPrefix(p.src[p.pos:], []byte(lit)) {
-				p.pos += len(lit)
-				n.end = p.pos
-				return n, nil
-			}
-		}
-		return nil, p.errorf("unexpected %q", c)
-	case c == '-' || (c >= '0' && c <= '9'):
-		if err := p.number(); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, p.errorf("unexpected %q where a value should be", c)
+		return n, w.array(n, x, depth)
 	}
-	n.end = p.pos
+	if w.src[n.start] == '"' {
+		n.kind = '"'
+	}
 	return n, nil
 }
 
-func (p *jsonParser) object(n *jsonNode, depth int) error {
-	p.pos++ // {
-	for {
-		if err := p.space(); err != nil {
+func (w jsonWalk) object(n *jsonNode, obj *hujson.Object, depth int) error {
+	for i := range obj.Members {
+		name, val := &obj.Members[i].Name, &obj.Members[i].Value
+		if err := w.extra(name.BeforeExtra, name.StartOffset-len(name.BeforeExtra), "expected a quoted key"); err != nil {
 			return err
 		}
-		if p.pos < len(p.src) && p.src[p.pos] == '}' && (len(n.members) == 0 || p.syn.trailingCommas) {
-			p.pos++
-			return nil
+		m := &jsonMember{keyStart: name.StartOffset, comma: -1}
+		if raw := w.src[name.StartOffset:name.EndOffset]; bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+			m.key = string(raw[1 : len(raw)-1])
+		} else if err := json.Unmarshal(raw, &m.key); err != nil {
+			return errorAt(w.src, name.StartOffset, "bad key: %v", err)
 		}
-		if p.pos >= len(p.src) || p.src[p.pos] != '"' {
-			return p.errorf("expected a quoted key")
-		}
-		m := &jsonMember{keyStart: p.pos, comma: -1}
-		if err := p.str(); err != nil {
+		if err := w.extra(name.AfterExtra, name.EndOffset, "expected : after the key %q", m.key); err != nil {
 			return err
 		}
-		if err := json.Unmarshal(p.src[m.keyStart:p.pos], &m.key); err != nil {
-			return p.errorf("bad key: %v", err)
-		}
-		if err := p.space(); err != nil {
+		if err := w.valueExtra(val.BeforeExtra, val.StartOffset-len(val.BeforeExtra), depth+1); err != nil {
 			return err
 		}
-		if p.pos >= len(p.src) || p.src[p.pos] != ':' {
-			return p.errorf("expected : after the key %q", m.key)
-		}
-		p.pos++
-		if err := p.space(); err != nil {
+		var err error
+		if m.value, err = w.value(val, depth+1); err != nil {
 			return err
 		}
-		v, err := p.value(depth + 1)
-		if err != nil {
-			return err
+		if i < len(obj.Members)-1 || val.AfterExtra != nil { // a comma follows
+			if err := w.extra(val.AfterExtra, val.EndOffset, "expected , or } after the value of %q", m.key); err != nil {
+				return err
+			}
+			m.comma = val.EndOffset + len(val.AfterExtra)
 		}
-		m.value = v
 		n.members = append(n.members, m)
-		if err := p.space(); err != nil {
-			return err
-		}
-		switch {
-		case p.pos < len(p.src) && p.src[p.pos] == ',':
-			m.comma = p.pos
-			p.pos++
-		case p.pos < len(p.src) && p.src[p.pos] == '}':
-			p.pos++
-			return nil
-		default:
-			return p.errorf("expected , or } after the value of %q", m.key)
+	}
+	closing := n.end - 1
+	after := closing - len(obj.AfterExtra)
+	if len(n.members) > 0 {
+		if last := n.members[len(n.members)-1]; last.comma < 0 {
+			return w.extra(obj.AfterExtra, after, "expected , or } after the value of %q", last.key)
 		}
 	}
-}
-
-func (p *jsonParser) array(depth int) error {
-	p.pos++ // [
-	for first := true; ; first = false {
-		if err := p.space(); err != nil {
-			return err
-		}
-		if p.pos < len(p.src) && p.src[p.pos] == ']' && (first || p.syn.trailingCommas) {
-			p.pos++
-			return nil
-		}
-		if _, err := p.value(depth + 1); err != nil {
-			return err
-		}
-		if err := p.space(); err != nil {
-			return err
-		}
-		switch {
-		case p.pos < len(p.src) && p.src[p.pos] == ',':
-			p.pos++
-		case p.pos < len(p.src) && p.src[p.pos] == ']':
-			p.pos++
-			return nil
-		default:
-			return p.errorf("expected , or ] in an array")
-		}
+	if err := w.extra(obj.AfterExtra, after, "expected a quoted key"); err != nil {
+		return err
 	}
-}
-
-func (p *jsonParser) str() error {
-	p.pos++ // "
-	for p.pos < len(p.src) {
-		c := p.src[p.pos]
-		switch {
-		case c == '"':
-			p.pos++
-			return nil
-		case c < 0x20:
-			return p.errorf("a control character inside a string")
-		case c == '\\':
-			if p.pos+1 >= len(p.src) {
-				return p.errorf("the document ends inside a string")
-			}
-			switch e := p.src[p.pos+1]; e {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				p.pos += 2
-			case 'u':
-				if p.pos+6 > len(p.src) || !isHex(p.src[p.pos+2:p.pos+6]) {
-					return p.errorf("a bad \\u escape")
-				}
-				p.pos += 6
-			default:
-				return p.errorf("a bad escape \\%c", e)
-			}
-		default:
-			p.pos++
-		}
-	}
-	return p.errorf("a string is never closed")
-}
-
-func isHex(b []byte) bool {
-	for _, c := range b {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
-func (p *jsonParser) number() error {
-	start := p.pos
-	digits := func() int {
-		n := 0
-		for p.pos < len(p.src) && p.src[p.pos] >= '0' && p.src[p.pos] <= '9' {
-			p.pos++
-			n++
-		}
-		return n
-	}
-	if p.src[p.pos] == '-' {
-		p.pos++
-	}
-	if p.pos < len(p.src) && p.src[p.pos] == '0' {
-		p.pos++
-	} else if digits() == 0 {
-		return p.errorf("a bad number")
-	}
-	if p.pos < len(p.src) && p.src[p.pos] == '.' {
-		p.pos++
-		if digits() == 0 {
-			return p.errorf("a bad number %q", p.src[start:p.pos])
-		}
-	}
-	if p.pos < len(p.src) && (p.src[p.pos] == 'e' || p.src[p.pos] == 'E') {
-		p.pos++
-		if p.pos < len(p.src) && (p.src[p.pos] == '+' || p.src[p.pos] == '-') {
-			p.pos++
-		}
-		if digits() == 0 {
-			return p.errorf("a bad number %q", p.src[start:p.pos])
-		}
+	if len(n.members) > 0 && !w.syn.trailingCommas {
+		return errorAt(w.src, closing, "expected a quoted key")
 	}
 	return nil
+}
+
+func (w jsonWalk) array(n *jsonNode, arr *hujson.Array, depth int) error {
+	trailing := false
+	for i := range arr.Elements {
+		el := &arr.Elements[i]
+		if err := w.valueExtra(el.BeforeExtra, el.StartOffset-len(el.BeforeExtra), depth+1); err != nil {
+			return err
+		}
+		if _, err := w.value(el, depth+1); err != nil {
+			return err
+		}
+		if i < len(arr.Elements)-1 || el.AfterExtra != nil { // a comma follows
+			if err := w.extra(el.AfterExtra, el.EndOffset, "expected , or ] in an array"); err != nil {
+				return err
+			}
+			trailing = i == len(arr.Elements)-1
+		}
+	}
+	closing := n.end - 1
+	after := closing - len(arr.AfterExtra)
+	if len(arr.Elements) > 0 && !trailing {
+		return w.extra(arr.AfterExtra, after, "expected , or ] in an array")
+	}
+	if err := w.valueExtra(arr.AfterExtra, after, depth+1); err != nil {
+		return err
+	}
+	if trailing && !w.syn.trailingCommas {
+		return w.notValue(closing, depth+1)
+	}
+	return nil
+}
+
+// readJWCC parses src with hujson, returning its tree (as far as it got,
+// on an error) and the bytes it read (see jwcc). An error is in hub's
+// words, at the place it names.
+func readJWCC(src []byte) (hujson.Value, []byte, error) {
+	buf := jwcc(src)
+	deep, _ := scanJWCC(buf, maxNesting)
+	if deep < 0 {
+		v, err := hujson.Parse(buf)
+		if err != nil {
+			_, err = syntaxError(src, buf, err)
+		}
+		return v, buf, err
+	}
+	// Parsed no further than it may nest, for an error that comes first.
+	v, err := hujson.Parse(buf[:deep])
+	if err != nil {
+		if pos, err := syntaxError(src, buf, err); pos < deep {
+			return v, buf, err
+		}
+	}
+	return v, buf, errorAt(src, deep, "values nest too deep")
+}
+
+// jwcc is src as hujson is given it, every byte where it was. The clients'
+// readers take any bytes in a comment; hujson takes only UTF-8, and no
+// line separators (U+2028, U+2029) in a // comment. Those bytes become
+// '#', which hujson takes in a comment or a string (strings are decoded
+// from src) and refuses anywhere else, as they would be refused. And a //
+// comment that ends the file gets the newline hujson wants after it.
+func jwcc(src []byte) []byte {
+	buf := make([]byte, len(src), len(src)+1)
+	copy(buf, src)
+	clean := utf8.Valid(buf) && !bytes.Contains(buf, []byte("\u2028")) && !bytes.Contains(buf, []byte("\u2029"))
+	for i := 0; i < len(buf) && !clean; {
+		r, size := utf8.DecodeRune(buf[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			copy(buf[i:i+size], "###")
+		}
+		i += size
+	}
+	if len(buf) == 0 || buf[len(buf)-1] != '\n' {
+		buf = append(buf, '\n')
+	}
+	return buf
+}
+
+// maxNesting bounds how deep a document may nest for hujson, which
+// recurses for each level, to read it: a deep enough one would exhaust the
+// stack. No value may be inside more than maxJSONDepth others anyway.
+const maxNesting = maxJSONDepth + 1
+
+// scanJWCC reads b as hujson does, as far as b is JWCC, for what hujson
+// does not tell: where b first opens more than limit objects and arrays at
+// once, and where a string starts that is never closed (each -1 if none).
+func scanJWCC(b []byte, limit int) (deep, open int) {
+	deep, depth := -1, 0
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '"':
+			start := i
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(b) {
+				return deep, start
+			}
+		case b[i] == '{' || b[i] == '[':
+			if depth++; depth > limit && deep < 0 {
+				deep = i
+			}
+		case b[i] == '}' || b[i] == ']':
+			depth--
+		case b[i] != '/':
+		case bytes.HasPrefix(b[i:], []byte("//")):
+			if end := bytes.IndexByte(b[i:], '\n'); end >= 0 {
+				i += end
+			} else {
+				i = len(b)
+			}
+		case bytes.HasPrefix(b[i:], []byte("/*")):
+			if end := bytes.Index(b[i+2:], []byte("*/")); end >= 0 {
+				i += 2 + end + 1
+			} else {
+				i = len(b)
+			}
+		}
+	}
+	return deep, -1
+}
+
+// syntaxError puts an error of hujson.Parse(buf) in hub's words, and
+// returns where it is in src (buf is src as jwcc gave it).
+func syntaxError(src, buf []byte, err error) (int, error) {
+	var line, col int
+	if _, serr := fmt.Sscanf(err.Error(), "hujson: line %d, column %d:", &line, &col); serr != nil {
+		return len(src), err
+	}
+	_, msg, _ := strings.Cut(err.Error(), fmt.Sprintf("column %d: ", col))
+	pos := 0
+	for ; line > 1; line-- {
+		pos += bytes.IndexByte(buf[pos:], '\n') + 1
+	}
+	pos = min(pos+col-1, len(src))
+	at := func(format string, args ...any) (int, error) {
+		return pos, errorAt(src, pos, format, args...)
+	}
+	switch {
+	case strings.HasPrefix(msg, "parsing comment"):
+		return at("a /* comment is never closed")
+	case strings.HasPrefix(msg, "parsing string"):
+		if _, open := scanJWCC(buf, maxNesting); open >= 0 {
+			if pos, err := stringError(src, open); err != nil {
+				return pos, err
+			}
+		}
+		return at("a string is never closed")
+	case after(msg, "object", "name"):
+		return at("expected : after a key")
+	case after(msg, "object", "value"):
+		return at("expected , or } after a value")
+	case after(msg, "array", "value"):
+		return at("expected , or ] in an array")
+	case strings.Contains(msg, "after top-level value"):
+		return at("unexpected %q after the end of the document", src[pos])
+	case strings.Contains(msg, "at start of object name"):
+		return at("expected a quoted key")
+	case strings.HasPrefix(msg, `invalid literal: "`):
+		if pos, err := stringError(src, pos); err != nil {
+			return pos, err
+		}
+		return at("a bad string")
+	}
+	// A value or a key should start at pos (hujson reads both alike): the
+	// key makes a value of "" at pos the name of a member.
+	_, perr := hujson.Parse(append(buf[:pos:pos], `""`...))
+	switch lit, isLit := strings.CutPrefix(msg, "invalid literal: "); {
+	case perr != nil && after(perr.Error(), "object", "name"):
+		return at("expected a quoted key")
+	case pos == len(src):
+		return at("the document ends where a value should be")
+	case isLit && (src[pos] == '-' || '0' <= src[pos] && src[pos] <= '9'):
+		return at("a bad number %q", lit)
+	}
+	return at("unexpected %q where a value should be", src[pos])
+}
+
+// stringError is the error in the string that starts at src[start], at
+// the byte encoding/json finds bad, or nil.
+func stringError(src []byte, start int) (int, error) {
+	var serr *json.SyntaxError
+	if !errors.As(json.Unmarshal(src[start:], new(string)), &serr) {
+		return start, nil
+	}
+	bad := start + int(serr.Offset) - 1 // at the end, an escape cut short
+	switch msg := serr.Error(); {
+	case bad < start || bad >= len(src):
+	case strings.Contains(msg, "in string literal"):
+		return bad, errorAt(src, bad, "a control character inside a string")
+	case strings.Contains(msg, "escape") && bytes.LastIndexByte(src[start:bad], '\\') >= 0:
+		esc := start + bytes.LastIndexByte(src[start:bad], '\\')
+		if src[esc+1] == 'u' {
+			return esc, errorAt(src, esc, "a bad \\u escape")
+		}
+		return esc, errorAt(src, esc, "a bad escape \\%c", src[esc+1])
+	}
+	return start, nil
+}
+
+// after reports whether hujson's error message is about what comes after
+// an object's or array's name or value ("after object name", "parsing
+// object after name: unexpected EOF").
+func after(msg, what, part string) bool {
+	return strings.Contains(msg, "after "+what+" "+part) || strings.Contains(msg, what+" after "+part)
+}
+
+// standardJSON is src, a JWCC document or value, as JSON: its comments and
+// trailing commas blanked out, every other byte where it was.
+func standardJSON(src []byte) ([]byte, error) {
+	v, _, err := readJWCC(src)
+	if err != nil {
+		return nil, err
+	}
+	v.Standardize()
+	out := v.Pack()[:len(src)]
+	for i, c := range out {
+		if c == '#' { // in a string: what jwcc replaced
+			out[i] = src[i]
+		}
+	}
+	return out, nil
 }
 
 // splice is one text replacement: src[start:end] becomes text.
@@ -614,8 +727,8 @@ func stringMap(m map[string]string) object {
 // setJSONEntry makes container.name hold entry, in the document src: the
 // container object and the entry are added when missing; an entry already
 // there has entry's keys set (added, replaced, or removed when their value
-// is nil) and keeps any other key. Each step re-parses, so every splice is
-// made against the bytes it changes.
+// is nil) and keeps any other key. Each step after a splice re-parses, so
+// every splice is made against the bytes it changes.
 func setJSONEntry(src []byte, syn jsonSyntax, container, name string, entry object) ([]byte, error) {
 	root, err := parseJSON(src, syn)
 	if err != nil {
@@ -661,13 +774,16 @@ func setJSONEntry(src []byte, syn jsonSyntax, container, name string, entry obje
 		}
 		return applySplice(src, s), nil
 	}
+	changed := false
 	for _, f := range entry {
-		root, err := parseJSON(src, syn)
-		if err != nil {
-			return nil, err
+		if changed { // parse again after a splice, not before the first
+			root, err = parseJSON(src, syn)
+			if err != nil {
+				return nil, err
+			}
+			c, _ = root.member(container)
+			e, _ = c.value.member(name)
 		}
-		c, _ := root.member(container)
-		e, _ := c.value.member(name)
 		idx := -1
 		for i, m := range e.value.members {
 			if m.key == f.key {
@@ -696,7 +812,7 @@ func setJSONEntry(src []byte, syn jsonSyntax, container, name string, entry obje
 			}
 			ss = []splice{s}
 		}
-		src = applySplices(src, ss)
+		src, changed = applySplices(src, ss), true
 	}
 	return src, nil
 }
@@ -786,7 +902,11 @@ func readJSONEntry(src []byte, syn jsonSyntax, container, name string) (map[stri
 		return nil, err
 	}
 	var v any
-	if err := json.Unmarshal(stripJSONC(src[e.value.start:e.value.end]), &v); err != nil {
+	std, err := standardJSON(src[e.value.start:e.value.end])
+	if err == nil {
+		err = json.Unmarshal(std, &v)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("%s.%s: %v", container, name, err)
 	}
 	m, ok := v.(map[string]any)
@@ -794,60 +914,4 @@ func readJSONEntry(src []byte, syn jsonSyntax, container, name string) (map[stri
 		return nil, fmt.Errorf("%s.%s is not an object", container, name)
 	}
 	return m, nil
-}
-
-// stripJSONC blanks out comments and trailing commas, so encoding/json can
-// read a JSONC value.
-func stripJSONC(src []byte) []byte {
-	out := append([]byte{}, src...)
-	blank := func(from, to int) {
-		for j := from; j < to && j < len(out); j++ {
-			if out[j] != '\n' {
-				out[j] = ' '
-			}
-		}
-	}
-	skipString := func(i int) int { // i is at the opening quote; returns the closing one
-		for i++; i < len(out) && out[i] != '"'; i++ {
-			if out[i] == '\\' {
-				i++
-			}
-		}
-		return i
-	}
-	for i := 0; i < len(out); i++ {
-		switch {
-		case out[i] == '"':
-			i = skipString(i)
-		case out[i] == '/' && i+1 < len(out) && out[i+1] == '/':
-			end := bytes.IndexByte(out[i:], '\n')
-			if end < 0 {
-				end = len(out) - i
-			}
-			blank(i, i+end)
-			i += end
-		case out[i] == '/' && i+1 < len(out) && out[i+1] == '*':
-			end := bytes.Index(out[i+2:], []byte("*/"))
-			if end < 0 {
-				end = len(out) - i - 2
-			}
-			blank(i, i+2+end+2)
-			i += 2 + end + 1
-		}
-	}
-	for i := 0; i < len(out); i++ {
-		switch out[i] {
-		case '"':
-			i = skipString(i)
-		case ',':
-			j := i + 1
-			for j < len(out) && (out[j] == ' ' || out[j] == '\t' || out[j] == '\n' || out[j] == '\r') {
-				j++
-			}
-			if j < len(out) && (out[j] == '}' || out[j] == ']') {
-				out[i] = ' '
-			}
-		}
-	}
-	return out
 }

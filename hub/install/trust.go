@@ -77,7 +77,11 @@ func readTrustRules(file string) (map[string]string, error) {
 		return nil, err
 	}
 	var raw map[string]any
-	if err := json.Unmarshal(stripJSONC(src), &raw); err != nil {
+	std, err := standardJSON(src)
+	if err == nil {
+		err = json.Unmarshal(std, &raw)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("not a JSON object of folder rules: %v", err)
 	}
 	rules := map[string]string{}
