@@ -58,10 +58,7 @@ func TestCLIReferenceStable(t *testing.T) {
 	if strings.Contains(first, "Auto generated") {
 		t.Error("the reference carries cobra's dated tag")
 	}
-	anchors := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^## (.+)$`).FindAllStringSubmatch(first, -1) {
-		anchors["#"+strings.ReplaceAll(strings.ToLower(m[1]), " ", "-")] = true
-	}
+	anchors := sections(first)
 	links := regexp.MustCompile(`\]\((#[^)]*)\)`).FindAllStringSubmatch(first, -1)
 	if len(links) == 0 {
 		t.Fatal("the reference has no links to its sections")
@@ -83,4 +80,41 @@ func TestCLIReferenceStable(t *testing.T) {
 		}
 	}
 	walk(cli.NewRoot(&cli.IO{}), false)
+}
+
+// sections is the anchors of the reference's commands, as GitHub makes
+// them from their headings: "## hub route explain" is #hub-route-explain.
+func sections(ref string) map[string]bool {
+	anchors := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^## (.+)$`).FindAllStringSubmatch(ref, -1) {
+		anchors["#"+strings.ReplaceAll(strings.ToLower(m[1]), " ", "-")] = true
+	}
+	return anchors
+}
+
+// TestCLIReferenceLinks: the docs' links into the reference
+// (cli-reference.md#hub-start) lead to a command's section, so a command
+// renamed or removed fails here rather than leaving a dead link.
+func TestCLIReferenceLinks(t *testing.T) {
+	anchors := sections(reference(t))
+	docs, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("no docs: %v", err)
+	}
+	n := 0
+	for _, path := range docs {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range regexp.MustCompile(`cli-reference\.md(#[^)\s]*)`).FindAllStringSubmatch(string(b), -1) {
+			n++
+			if !anchors[m[1]] {
+				t.Errorf("%s: link cli-reference.md%s leads to no command", filepath.Base(path), m[1])
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no doc links into cli-reference.md")
+	}
 }
