@@ -16,9 +16,12 @@ import (
 // the protocol's *_s fields take them.
 type span struct{ d *time.Duration }
 
+// String is the span as hub shows a length of time; "0" (which pflag
+// takes for no default) when it is zero, so help does not say
+// "(default 0s)" after a usage that names the real default.
 func (s span) String() string {
 	if s.d == nil || *s.d == 0 {
-		return "0s"
+		return "0"
 	}
 	return humanAge(*s.d)
 }
