@@ -4,8 +4,10 @@
 // wakes waiters, and on start re-attaches to live shims and settles dead ones.
 // Jobs do not depend on it staying up: their shims carry on without it.
 // A handler here is thin (a protocol.DaemonServer method; the generated
-// dispatcher routes to it); the rules live in package job and the store,
-// and what it shows of a job in package view.
+// dispatcher routes to it); the rules live in package job (its state
+// machine in job/lifecycle) and the store, landing in package land, the
+// forecast in package forecast, gc in package gc, and what it shows of a
+// job in package view.
 package daemon
 
 import (
