@@ -122,7 +122,7 @@ func (r *runner) loop(ctx context.Context, spec loopSpec) loopEnd {
 				log.Warn().Err(err).Msg("read steering")
 			}
 			if len(steers) > 0 {
-				results[len(results)-1] += steerText(steers)
+				results[len(results)-1] += SteerText(steers)
 			}
 		}
 		for i, tc := range rep.ToolCalls {

@@ -38,7 +38,7 @@ func (r *runner) main(ctx context.Context) Result {
 		final: func(ctx context.Context, text string) (string, error) {
 			if cfg.Mailbox != nil { // steering that came with no tool call to carry it
 				if steers, _ := cfg.Mailbox.Progress(ctx, ""); len(steers) > 0 {
-					return strings.TrimSpace(steerText(steers)), nil
+					return strings.TrimSpace(SteerText(steers)), nil
 				}
 			}
 			if !cfg.Write || cfg.Observe == nil {
@@ -148,7 +148,7 @@ func (r *runner) mailboxTools(blocker bool) []tool.Tool {
 				if err != nil {
 					return "", err
 				}
-				return "noted" + steerText(steers), nil
+				return "noted" + SteerText(steers), nil
 			},
 		},
 	}

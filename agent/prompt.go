@@ -193,16 +193,17 @@ var rolePrompts = map[string]string{
 	"reviewer":    `You are a code reviewer helping a lead engineer. You can only read. Review what you are given for bugs, missing cases, and departures from the task; cite files and lines. Reply without a tool call with a short list of findings, most serious first, or "no findings".`,
 }
 
-// steerHeader marks steering, wherever a worker gets it.
-const steerHeader = "STEERING from your supervisor (this overrides earlier guidance):"
+// SteerHeader marks steering, wherever a worker gets it.
+const SteerHeader = "STEERING from your supervisor (this overrides earlier guidance):"
 
-// steerText is steering appended to what the built-in worker reads next
-// (a tool's result, or its own answer sent back).
-func steerText(steers []string) string {
+// SteerText is steering appended to what a worker reads next: a tool's
+// result (the built-in worker's, or hub's worker tools over MCP), or the
+// built-in worker's own answer sent back.
+func SteerText(steers []string) string {
 	var b strings.Builder
 	for _, s := range steers {
 		b.WriteString("\n\n")
-		b.WriteString(steerHeader)
+		b.WriteString(SteerHeader)
 		b.WriteString("\n")
 		b.WriteString(strings.TrimSpace(s))
 	}
@@ -215,7 +216,7 @@ func steerText(steers []string) string {
 func SteeringPrompt(steers []string) string {
 	var b strings.Builder
 	for _, s := range steers {
-		b.WriteString(steerHeader)
+		b.WriteString(SteerHeader)
 		b.WriteString("\n")
 		b.WriteString(strings.TrimSpace(s))
 		b.WriteString("\n\n")

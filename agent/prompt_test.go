@@ -62,11 +62,11 @@ func TestOneTaskPrompt(t *testing.T) {
 
 func TestSteeringPrompt(t *testing.T) {
 	got := SteeringPrompt([]string{" use tabs \n", "keep the API"})
-	want := steerHeader + "\nuse tabs\n\n" + steerHeader + "\nkeep the API\n\nGo on with the task with this in mind, then end with your summary as before."
+	want := SteerHeader + "\nuse tabs\n\n" + SteerHeader + "\nkeep the API\n\nGo on with the task with this in mind, then end with your summary as before."
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
-	if got := steerText([]string{"use tabs"}); got != "\n\n"+steerHeader+"\nuse tabs" {
+	if got := SteerText([]string{"use tabs"}); got != "\n\n"+SteerHeader+"\nuse tabs" {
 		t.Errorf("steerText %q", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hub-agents/hub/agent"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -71,9 +72,6 @@ type blockerIn struct {
 	Needed  string `json:"needed,omitempty" jsonschema:"what you need to go on"`
 }
 
-// steerHeader marks steering, as the built-in worker's tools do.
-const steerHeader = "STEERING from your supervisor (this overrides earlier guidance):"
-
 func (w *worker) ask(ctx context.Context, _ *mcp.CallToolRequest, in askIn) (*mcp.CallToolResult, any, error) {
 	if strings.TrimSpace(in.Question) == "" {
 		return nil, nil, &toolErr{"question is empty; ask a question in words"}
@@ -110,7 +108,7 @@ func (w *worker) progress(ctx context.Context, _ *mcp.CallToolRequest, in progre
 	if err != nil {
 		return nil, nil, shimErr(err)
 	}
-	return text_("noted" + steerText(res.Steer)), nil, nil
+	return text_("noted" + agent.SteerText(res.Steer)), nil, nil
 }
 
 // steering fetches the steering queued for the job, rendered for a tool result.
@@ -119,15 +117,7 @@ func (w *worker) steering(ctx context.Context, note string) string {
 	if err != nil {
 		return ""
 	}
-	return steerText(res.Steer)
-}
-
-func steerText(steers []string) string {
-	var b strings.Builder
-	for _, s := range steers {
-		fmt.Fprintf(&b, "\n\n%s\n%s", steerHeader, strings.TrimSpace(s))
-	}
-	return b.String()
+	return agent.SteerText(res.Steer)
 }
 
 func text_(s string) *mcp.CallToolResult {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/hub-agents/hub/agent"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -96,7 +97,7 @@ func TestWorkerServer(t *testing.T) {
 	}
 
 	got, isErr := callWorker(t, cs, "ask_supervisor", map[string]any{"question": "UTC or local?", "context": "the task says nothing"})
-	if isErr || !strings.HasPrefix(got, "Supervisor's answer: use UTC") || !strings.Contains(got, steerHeader+"\nprefer the v2 API") {
+	if isErr || !strings.HasPrefix(got, "Supervisor's answer: use UTC") || !strings.Contains(got, agent.SteerHeader+"\nprefer the v2 API") {
 		t.Errorf("ask: %q", got)
 	}
 	if len(sh.asked) != 1 || sh.asked[0] != (protocol.AskParams{Job: "abcdefgh", Question: "UTC or local?", Context: "the task says nothing", Kind: "question"}) {
