@@ -14,6 +14,7 @@ import (
 
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/internal/pgroup"
+	"github.com/hub-agents/hub/internal/text"
 )
 
 // Command is a command hub runs for a job itself, outside the worker: the
@@ -36,7 +37,7 @@ type Command struct {
 	// ended and for what it leaves behind (0: proc.DefaultGrace, 5s).
 	Grace time.Duration
 	// OutputMax is how many bytes of output are kept, head and tail
-	// (0: DefaultOutputMax).
+	// (0: text.DefaultOutputMax).
 	OutputMax int
 	// Log, when set, gets every byte of the output as well, as it comes.
 	Log io.Writer
@@ -124,7 +125,7 @@ func RunCommand(ctx context.Context, c Command) CommandResult {
 	if grace <= 0 {
 		grace = proc.DefaultGrace
 	}
-	out := &HeadTail{Max: c.OutputMax}
+	out := &text.HeadTail{Max: c.OutputMax}
 	var sink io.Writer = out
 	if c.Log != nil {
 		sink = io.MultiWriter(out, c.Log)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/proc"
+	"github.com/hub-agents/hub/internal/text"
 )
 
 // execed is a shell function for the tests' scripts: `execed <pid>` waits
@@ -221,7 +222,7 @@ func TestRunCommandOutputCut(t *testing.T) {
 }
 
 func TestHeadTail(t *testing.T) {
-	h := &engine.HeadTail{Max: 10}
+	h := &text.HeadTail{Max: 10}
 	h.Write([]byte("0123"))
 	h.Write([]byte("456789"))
 	if s := h.String(); s != "0123456789" || h.Total() != 10 {
@@ -232,7 +233,7 @@ func TestHeadTail(t *testing.T) {
 		t.Errorf("cut: %q", s)
 	}
 	// One large write keeps its own end.
-	h = &engine.HeadTail{Max: 8}
+	h = &text.HeadTail{Max: 8}
 	h.Write([]byte("line one\nline two\nline three\n"))
 	if s := h.String(); s != "line\n[... 21 bytes cut ...]\nree\n" {
 		t.Errorf("large write: %q", s)
@@ -243,7 +244,7 @@ func TestHeadTail(t *testing.T) {
 // output is valid UTF-8 without replacement marks; the count says so.
 func TestHeadTailUTF8(t *testing.T) {
 	for max := 4; max < 16; max++ {
-		h := &engine.HeadTail{Max: max}
+		h := &text.HeadTail{Max: max}
 		text := strings.Repeat("é€😀", 20)
 		for _, b := range []byte(text) { // byte by byte: every cut point
 			h.Write([]byte{b})
@@ -264,7 +265,7 @@ func TestHeadTailUTF8(t *testing.T) {
 		}
 	}
 	// Bytes that are no UTF-8 at all are replaced.
-	h := &engine.HeadTail{}
+	h := &text.HeadTail{}
 	h.Write([]byte{'a', 0xff, 'b'})
 	if s := h.String(); s != "a?b" {
 		t.Errorf("invalid bytes: %q", s)
@@ -272,7 +273,7 @@ func TestHeadTailUTF8(t *testing.T) {
 }
 
 func TestHeadTailConcurrent(t *testing.T) {
-	h := &engine.HeadTail{Max: 100}
+	h := &text.HeadTail{Max: 100}
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
@@ -296,7 +297,7 @@ func TestHeadTailConcurrent(t *testing.T) {
 // that is cut is still shown, once, and one kept in the head or the tail
 // is not repeated.
 func TestHeadTailKeepsErrorsCut(t *testing.T) {
-	h := &engine.HeadTail{Max: 200}
+	h := &text.HeadTail{Max: 200}
 	fmt.Fprintf(h, "Error: in the head\n")
 	for i := range 50 {
 		fmt.Fprintf(h, "noise line %d of the build\n", i)

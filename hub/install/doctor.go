@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hub-agents/hub/internal/text"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -63,7 +64,7 @@ func Shake(ctx context.Context, s Server, clientVersion string) (*Handshake, err
 	pr, pw := io.Pipe()
 	cmd.Stdout = pw
 	stdout := &stdoutWatch{r: pr}
-	stderr := &tail{max: 2000}
+	stderr := &text.Tail{Max: 2000}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("cannot start it: %v", err)
@@ -99,16 +100,16 @@ func Shake(ctx context.Context, s Server, clientVersion string) (*Handshake, err
 		var rpcErr *jsonrpc.Error
 		switch line, bad := stdout.notRPC(); {
 		case bad:
-			return fmt.Errorf("%s: it wrote something that is not JSON-RPC to stdout: %q", method, truncate(line, 200))
+			return fmt.Errorf("%s: it wrote something that is not JSON-RPC to stdout: %q", method, text.Clip(line, 200))
 		case errors.As(err, &rpcErr):
 			return fmt.Errorf("%s: error %d: %s", method, rpcErr.Code, rpcErr.Message)
 		case ctx.Err() != nil:
-			return fmt.Errorf("%s: no answer in time%s", method, stderr.say())
+			return fmt.Errorf("%s: no answer in time%s", method, stderrEnd(stderr))
 		case stdout.ended():
 			<-exited
-			return fmt.Errorf("%s: it exited without an answer%s", method, stderr.say())
+			return fmt.Errorf("%s: it exited without an answer%s", method, stderrEnd(stderr))
 		}
-		return fmt.Errorf("%s: %v%s", method, err, stderr.say())
+		return fmt.Errorf("%s: %v%s", method, err, stderrEnd(stderr))
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "hub-doctor", Version: clientVersion},
 		&mcp.ClientOptions{Capabilities: &mcp.ClientCapabilities{}}) // it offers the server nothing
@@ -227,28 +228,10 @@ func (w *stdoutWatch) Close() error {
 	return nil
 }
 
-// tail keeps the last bytes written to it: a server's stderr, for an error.
-type tail struct {
-	max int
-	mu  sync.Mutex
-	b   []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.b = append(t.b, p...)
-	if len(t.b) > t.max {
-		t.b = t.b[len(t.b)-t.max:]
-	}
-	return len(p), nil
-}
-
-// say returns the tail as the end of an error message, or "".
-func (t *tail) say() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := strings.TrimSpace(string(t.b))
+// stderrEnd is the end of a server's stderr as the end of an error
+// message (its last five lines), or "".
+func stderrEnd(t *text.Tail) string {
+	s := strings.TrimSpace(t.String())
 	if s == "" {
 		return ""
 	}
@@ -257,13 +240,6 @@ func (t *tail) say() string {
 		lines = lines[len(lines)-5:]
 	}
 	return "; its stderr ends: " + strings.Join(lines, " | ")
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }
 
 // Status is how one check went.

@@ -20,6 +20,7 @@ import (
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/internal/pgroup"
+	"github.com/hub-agents/hub/internal/text"
 )
 
 // Name is the engine's name.
@@ -76,7 +77,7 @@ func (e *Engine) Start(ctx context.Context, spec engine.Spec) (engine.Run, error
 	cmd.Env = spec.Env
 	cmd.Stdin = nil // /dev/null
 	r := &run{command: spec.Params.Exec}
-	tail := &engine.Tail{Max: 4096}
+	tail := &text.Tail{Max: 4096}
 	var out io.Writer = tail
 	if spec.Output != nil {
 		out = io.MultiWriter(tail, spec.Output)
@@ -119,7 +120,7 @@ type run struct {
 	cmd     *exec.Cmd
 	start   uint64 // the worker's start time (0: unknown)
 	command string
-	tail    *engine.Tail
+	tail    *text.Tail
 	started time.Time
 	done    chan struct{}
 	err     error

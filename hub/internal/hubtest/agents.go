@@ -22,7 +22,9 @@ var agentPins = map[string]string{
 // opencode, gemini, qwen, mcp-inspector) from the folder scripts/agents.sh installs into,
 // named by HUB_TEST_AGENTS. A missing one fails the test, with the command
 // that installs it: these tests prove hub against the real programs, and a
-// skip would hide that they did not run.
+// skip would hide that they did not run. The one exception is make check's
+// fast lane (-short), which installs nothing: there an unset
+// HUB_TEST_AGENTS skips, saying so, and make test runs the test.
 func AgentCLI(t testing.TB, name string) string {
 	t.Helper()
 	pkg, ok := agentPins[name]
@@ -31,6 +33,7 @@ func AgentCLI(t testing.TB, name string) string {
 	}
 	dir := os.Getenv("HUB_TEST_AGENTS")
 	if dir == "" {
+		installsNothing(t, "the agent CLIs")
 		t.Fatalf("HUB_TEST_AGENTS is not set: run the tests with `make test` (it installs the agent CLIs), " +
 			"or export HUB_TEST_AGENTS=$(./scripts/agents.sh)")
 	}
@@ -39,4 +42,14 @@ func AgentCLI(t testing.TB, name string) string {
 		t.Fatalf("%s (%s) is not installed in %s: run ./scripts/agents.sh", name, pkg, dir)
 	}
 	return p
+}
+
+// installsNothing skips a test that needs what make test installs (what)
+// when it runs in make check's fast lane (go test -short), which installs
+// nothing; anywhere else it returns, and the caller fails the test.
+func installsNothing(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("needs %s, which make test installs; make check (-short) installs nothing", what)
+	}
 }

@@ -20,11 +20,13 @@ type Subject struct {
 
 // Subjects is the folder scripts/subjects.sh fetched into, named by
 // HUB_TEST_SUBJECTS; unset fails the test, with the command that fetches
-// them (a skip would hide that hub was never tried on a real project).
+// them (a skip would hide that hub was never tried on a real project), but
+// in make check's fast lane (-short), which installs nothing.
 func Subjects(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("HUB_TEST_SUBJECTS")
 	if dir == "" {
+		installsNothing(t, "the real projects")
 		t.Fatalf("HUB_TEST_SUBJECTS is not set: run the tests with `make test` (it fetches the real projects), " +
 			"or export HUB_TEST_SUBJECTS=$(./scripts/subjects.sh)")
 	}
