@@ -16,7 +16,8 @@ import (
 )
 
 // The opencode engine's row of the CLI scenarios (cli_scenarios_test.go).
-// OpenCode takes 4–8 s a run here, so each scenario keeps its turns few.
+// OpenCode takes 4–8 s a run here (far more on a loaded machine: a steered
+// job runs it twice), so each scenario keeps its turns few.
 
 // newOpenCodeWorld is a CLI world whose model is played by respond for
 // OpenCode's agent requests; any other request (the title or summary

@@ -117,7 +117,7 @@ var cliEngines = []cliEngine{
 		edit: codexEdit, asked: codexAsked,
 	},
 	{
-		name: "opencode", product: "OpenCode", deadline: 60 * time.Second,
+		name: "opencode", product: "OpenCode", deadline: 90 * time.Second,
 		world: newOpenCodeWorld, shell: ocBash, hubName: mcpName("hub_"),
 		exitCodes: true, steer: cliResume, stopWithin: 10 * time.Second,
 		edit: ocEdit, asking: ocAsking, steered: ocSteered,
