@@ -11,9 +11,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/hub-agents/hub/internal/pgroup"
+	"github.com/hub-agents/hub/internal/text"
 )
 
 // runShellArgs are run_shell's arguments.
@@ -210,73 +210,6 @@ func bothDone(a, b <-chan struct{}) <-chan struct{} {
 	return c
 }
 
-// headTail keeps the first and the last bytes written to it, up to max in
-// all, and counts what it drops in between.
-type headTail struct {
-	mu    sync.Mutex
-	head  []byte
-	tail  []byte // the last bytes past head; trimmed to tailMax now and then
-	hmax  int
-	tmax  int
-	total int
-}
-
-func newHeadTail(max int) *headTail {
-	h := max / 2
-	return &headTail{hmax: h, tmax: max - h}
-}
-
-func (b *headTail) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	n := len(p)
-	b.total += n
-	if room := b.hmax - len(b.head); room > 0 {
-		k := min(room, len(p))
-		b.head = append(b.head, p[:k]...)
-		p = p[k:]
-	}
-	b.tail = append(b.tail, p...)
-	if len(b.tail) > 2*b.tmax+4096 {
-		b.tail = append(b.tail[:0], b.tail[len(b.tail)-b.tmax:]...)
-	}
-	return n, nil
-}
-
-// String returns what was kept: all of it, or the head and the tail around
-// a note saying how many bytes were cut (at character boundaries).
-func (b *headTail) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.total <= b.hmax+b.tmax {
-		return string(b.head) + string(b.tail)
-	}
-	head := b.head
-	tail := b.tail[len(b.tail)-b.tmax:]
-	// Do not split a character: drop an incomplete one at either end.
-	if i := lastRuneStart(head); i >= 0 && !utf8.FullRune(head[i:]) {
-		head = head[:i]
-	}
-	for i := 0; i < utf8.UTFMax && len(tail) > 0 && !utf8.RuneStart(tail[0]); i++ {
-		tail = tail[1:]
-	}
-	cut := b.total - len(head) - len(tail)
-	var s strings.Builder
-	s.Write(head)
-	if len(head) > 0 && head[len(head)-1] != '\n' {
-		s.WriteByte('\n')
-	}
-	fmt.Fprintf(&s, "[... %d bytes cut ...]\n", cut)
-	s.Write(tail)
-	return s.String()
-}
-
-// lastRuneStart returns the index where the last character of b starts
-// (looking back at most utf8.UTFMax bytes), or -1 if b is empty.
-func lastRuneStart(b []byte) int {
-	i := len(b) - 1
-	for i > 0 && len(b)-i < utf8.UTFMax && !utf8.RuneStart(b[i]) {
-		i--
-	}
-	return i
-}
+// newHeadTail keeps the first and the last of a command's output, max
+// bytes in all, as every command hub runs does (text.HeadTail).
+func newHeadTail(max int) *text.HeadTail { return &text.HeadTail{Max: max} }
