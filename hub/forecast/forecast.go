@@ -80,6 +80,13 @@ type snap struct {
 // a plain command edits files without a word.
 const snapshotShare = 20
 
+// snapshotGap bounds the wait between two snapshots of a running job
+// whatever the last one cost: a snapshot's cost is wall time, and on a
+// loaded machine a small tree's can take seconds, which with
+// snapshotShare alone kept a job's first change (made just after a
+// snapshot of its untouched tree) out of the forecast for a minute.
+const snapshotGap = 10 * time.Second
+
 // New is a Forecaster that knows nothing yet.
 func New(st *store.Store, paths config.Paths, log zerolog.Logger, now func() time.Time, changed func()) *Forecaster {
 	return &Forecaster{Store: st, Paths: paths, Log: log, Now: now, Changed: changed,
@@ -186,9 +193,9 @@ func (s *Forecaster) repo(ctx context.Context, top string, jobs []*store.Job) {
 }
 
 // sides is each job's side: its branch tip once ended; while it runs, a
-// snapshot of its work tree (again only once snapshotShare times the last
-// one's cost has passed). The indexes and snapshots of jobs that no longer
-// run go.
+// snapshot of its work tree (again once snapshotShare times the last
+// one's cost, or snapshotGap, has passed, whichever is shorter). The
+// indexes and snapshots of jobs that no longer run go.
 func (s *Forecaster) sides(ctx context.Context, sc *gitx.Scratch, repo *gitx.Repo, jobs []*store.Job) []side {
 	var err error
 	running := map[string]bool{}
@@ -200,7 +207,7 @@ func (s *Forecaster) sides(ctx context.Context, sc *gitx.Scratch, repo *gitx.Rep
 			s.mu.Lock()
 			last, ok := s.snaps[j.ID]
 			s.mu.Unlock()
-			if ok && time.Since(last.at) < snapshotShare*last.took {
+			if ok && time.Since(last.at) < min(snapshotShare*last.took, snapshotGap) {
 				sd.commit = last.commit
 			} else {
 				c := job.Checkout(s.Paths, j, repo)
