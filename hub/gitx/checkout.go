@@ -317,17 +317,23 @@ func (c *Checkout) ObjectDirs() []string {
 	return dirs
 }
 
-// copyFile copies the regular file src to dst (replacing it), refusing
-// anything but a regular file at src.
+// copyFile copies the regular file src to dst (replacing it), with src's
+// modification time, refusing anything but a regular file at src. The time
+// matters for an index: git reads an entry as new as its index again
+// rather than trusting its stat data (an edit of the same size in the
+// second the index was written looks unchanged otherwise), and a copy
+// stamped now would trust them all.
 func copyFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	if fi, err := in.Stat(); err != nil {
+	fi, err := in.Stat() // before the read: a time older than the data is only safer
+	if err != nil {
 		return err
-	} else if !fi.Mode().IsRegular() {
+	}
+	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("%s is not a regular file", src)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(dst), ".hub-"+filepath.Base(dst)+"-*")
@@ -335,7 +341,7 @@ func copyFile(src, dst string) error {
 		return err
 	}
 	_, cerr := io.Copy(tmp, in)
-	if err := errors.Join(cerr, tmp.Close()); err != nil {
+	if err := errors.Join(cerr, tmp.Close(), os.Chtimes(tmp.Name(), fi.ModTime(), fi.ModTime())); err != nil {
 		os.Remove(tmp.Name())
 		return err
 	}

@@ -124,17 +124,13 @@ func (s *Scratch) snapshot(ctx context.Context, c *Checkout, base, index, msg st
 	return strings.TrimSpace(string(out)), tree, nil
 }
 
-// copyIndex copies hub's index of a checkout to a scratch index (nothing
-// when hub has none yet).
+// copyIndex copies hub's index of a checkout to a scratch index, with
+// its time (see copyFile); nothing when there is none.
 func copyIndex(from, to string) error {
-	data, err := os.ReadFile(from)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	if err := copyFile(from, to); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	return os.WriteFile(to, data, 0o600)
+	return nil
 }
 
 // Size is the bytes the scratch store holds.

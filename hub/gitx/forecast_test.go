@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestOverlap(t *testing.T) {
@@ -91,6 +92,54 @@ func TestSnapshotAndConflicts(t *testing.T) {
 				t.Errorf("the work tree changed: %q", b)
 			}
 		})
+	}
+}
+
+// TestSnapshotSameSizeEdit: an edit that leaves a file's size, inode and
+// mtime as hub's index recorded them, made in the second that index was
+// written, is in the snapshot. Only git's racy-entry check (an entry as
+// new as its index is read again) tells it apart, so the scratch index
+// copied from hub's must keep that index's time. (Git compares ctime in
+// whole seconds: the worker's edit in the checkout's second is this case;
+// the test turns ctime off to make that second certain.)
+func TestSnapshotSameSizeEdit(t *testing.T) {
+	ctx := context.Background()
+	global := filepath.Join(t.TempDir(), "gitconfig")
+	writeFile(t, global, "[core]\n\ttrustctime = false\n", 0o644)
+	t.Setenv("GIT_CONFIG_GLOBAL", global)
+	f := newCheckout(t, false, map[string]string{"bug.txt": "broken\n"})
+	file := filepath.Join(f.c.Dir, "bug.txt")
+	at := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if err := os.Chtimes(file, at, at); err != nil {
+		t.Fatal(err)
+	}
+	// hub's index records the file at that time; then its own time is the same second.
+	if _, err := runGit(ctx, f.c.Dir, f.c.hubOpts(), "update-index", "--refresh"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(f.c.Index, at, at); err != nil {
+		t.Fatal(err)
+	}
+	// The worker's edit: same size, same inode, the old mtime put back.
+	if err := os.WriteFile(file, []byte("mended\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(file, at, at); err != nil {
+		t.Fatal(err)
+	}
+	sc := &Scratch{Repo: f.r, Dir: filepath.Join(f.tmp, "scratch")}
+	defer sc.Remove()
+	snap, err := sc.Snapshot(ctx, f.c, f.base, filepath.Join(sc.Dir, "index-j1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if touched, err := sc.Touched(ctx, f.base, snap); err != nil || !slices.Equal(touched, []string{"bug.txt"}) {
+		t.Errorf("touched %v (%v): the same-size edit is not in the snapshot", touched, err)
+	}
+	// And hub's own commit of the work tree has it too.
+	res, err := f.commit(t)
+	if err != nil || !res.Committed || gitT(t, f.repo, "show", res.Head+":bug.txt") != "mended" {
+		t.Errorf("hub's commit: %+v (%v)", res, err)
 	}
 }
 
