@@ -16,11 +16,25 @@ func newLandCmd(ios *IO) *cobra.Command {
 	var p protocol.LandParams
 	var squash, rebase bool
 	var timeout time.Duration
+	var runID string
 	cmd := &cobra.Command{
-		Use:   "land ID... [--into BRANCH]",
+		Use:   "land ID... [--into BRANCH] | land --run RUN",
 		Short: "Land ended jobs on a branch, each checked on the merged commit before the branch moves",
-		Args:  minArgs(1, "one or more job ids"),
+		Long: `Land ended jobs on a branch, each checked on the merged commit before the branch moves.
+
+A landing runs as work of the daemon's with its own record: interrupting this
+command does not stop it. --detach starts it and prints its run id at once;
+--run RUN waits for that run and prints its outcome.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if runID != "" {
+				if len(args) > 0 {
+					return &usageError{fmt.Errorf("--run waits for a landing already started: pass no job ids with it")}
+				}
+				return landWait(cmd, ios, runID)
+			}
+			if len(args) == 0 {
+				return needs(cmd, "one or more job ids")
+			}
 			p.IDs = args
 			switch {
 			case squash && rebase:
@@ -35,17 +49,14 @@ func newLandCmd(ios *IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if ios.JSON {
-				if err := ios.printJSON(res); err != nil {
-					return err
+			if p.Detach {
+				if ios.JSON {
+					return ios.printJSON(res)
 				}
-			} else {
-				for _, it := range res.Jobs {
-					ios.printf("%s\n", view.LandItemLine(it))
-				}
-				ios.printf("%s\n", res.Line)
+				ios.printf("%s\n", res.Run)
+				return nil
 			}
-			return landExit(*res)
+			return printLand(ios, res)
 		},
 	}
 	f := cmd.Flags()
@@ -57,7 +68,57 @@ func newLandCmd(ios *IO) *cobra.Command {
 	spanVar(f, &timeout, "verify-timeout", 0, "how long each check may run (default: the job's verify timeout, else 10m)")
 	f.BoolVar(&p.Resolve, "resolve", false, "start a follow-up job to resolve each conflict")
 	f.BoolVar(&p.DryRun, "dry-run", false, "check what would merge, in which order; move nothing and run no check")
+	f.BoolVar(&p.Detach, "detach", false, "start the landing and print its run id at once (hub land --run RUN waits for it)")
+	f.StringVar(&runID, "run", "", "wait for landing run RUN (from --detach) and print its outcome")
+	cmd.MarkFlagsMutuallyExclusive("detach", "run")
+	cmd.MarkFlagsMutuallyExclusive("dry-run", "run")
 	return cmd
+}
+
+// landWait waits for landing run id to end (again and again: each wait
+// is bounded) and prints its outcome as land does.
+func landWait(cmd *cobra.Command, ios *IO, id string) error {
+	for {
+		rec, err := ios.daemon().LandWait(cmd.Context(), protocol.LandWaitParams{Run: id})
+		if err != nil {
+			return err
+		}
+		if rec.State == protocol.LandRunRunning {
+			continue
+		}
+		if ios.JSON {
+			if err := ios.printJSON(rec); err != nil {
+				return err
+			}
+			if rec.Result != nil {
+				return landExit(*rec.Result)
+			}
+			return withCode(ExitJobFail, nil)
+		}
+		if rec.Result != nil {
+			if rec.Error != "" {
+				ios.printf("landing %s %s\n", rec.ID, rec.Error)
+			}
+			return printLand(ios, rec.Result)
+		}
+		return withCode(ExitJobFail, fmt.Errorf("landing %s %s: %s", rec.ID, rec.State, rec.Error))
+	}
+}
+
+// printLand prints a landing's outcome, a line per job then the whole, and
+// exits as landExit says.
+func printLand(ios *IO, res *protocol.LandResult) error {
+	if ios.JSON {
+		if err := ios.printJSON(res); err != nil {
+			return err
+		}
+	} else {
+		for _, it := range res.Jobs {
+			ios.printf("%s\n", view.LandItemLine(it))
+		}
+		ios.printf("%s\n", res.Line)
+	}
+	return landExit(*res)
 }
 
 // landExit is land's exit code: 0 when every job landed, was already on

@@ -27,6 +27,7 @@ import (
 	"github.com/hub-agents/hub/hub/engine"
 	"github.com/hub-agents/hub/hub/forecast"
 	"github.com/hub-agents/hub/hub/job"
+	"github.com/hub-agents/hub/hub/land"
 	"github.com/hub-agents/hub/hub/limit"
 	"github.com/hub-agents/hub/hub/protocol"
 	"github.com/hub-agents/hub/hub/rpc"
@@ -120,6 +121,7 @@ type Server struct {
 	watching map[string]bool
 
 	forecast   *forecast.Forecaster
+	lands      *land.Runs    // the landings running, each as work with its own record
 	forecastCh chan struct{} // a forecast round is due now (a job committed, ended or landed)
 
 	// logins are the device-flow logins; loginCtx ends them with the daemon.
@@ -206,6 +208,10 @@ func Serve(ctx context.Context, o Options) error {
 		pumpCh: make(chan struct{}, 1), schedCh: make(chan struct{}, 1), watching: map[string]bool{}, forecastCh: make(chan struct{}, 1),
 		logins: logins{m: map[string]*loginFlow{}}, loginCtx: sctx}
 	s.forecast = forecast.New(st, o.Paths, o.Log, s.now, s.poke)
+	s.lands = land.NewRuns(s.lander(), s.poke)
+	if err := s.lands.Recover(sctx); err != nil {
+		return err
+	}
 	if s.lastCursor, err = st.LastCursor(sctx); err != nil {
 		return err
 	}
@@ -240,6 +246,7 @@ func Serve(ctx context.Context, o Options) error {
 	s.beginShutdown()
 	s.drain()
 	s.ln.Close()
+	s.lands.Drain() // their records end before a next daemon reads them
 	// The lock goes last, at once after the socket; the store closes after
 	// that (a next daemon may open it meanwhile: it is safe across processes).
 	o.Log.Info().Int("pid", os.Getpid()).Msg("hub daemon stopped")

@@ -178,7 +178,7 @@ func (s *Server) JobMerge(ctx context.Context, p protocol.MergeParams) (*protoco
 		return nil, rpc.Errorf(protocol.CodeRefused, "see git's message; the merge was aborted and your checkout left as it was", "merge %s into %s: %v", j.Branch, into, err)
 	}
 	if !already {
-		_, _ = s.st.AppendEvent(ctx, j.ID, protocol.EventNote, fmt.Sprintf("merged into %s as %s", into, head[:12]), nil, s.now())
+		_, _ = s.st.AppendEvent(ctx, j.ID, protocol.EventNote, fmt.Sprintf("merged into %s as %s", into, view.ShortSHA(head)), nil, s.now())
 		s.poke()
 	}
 	return &protocol.MergeResult{ID: j.ID, Branch: j.Branch, Into: into, Commit: head, AlreadyMerged: already}, nil

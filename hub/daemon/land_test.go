@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	osexec "os/exec"
@@ -565,4 +566,139 @@ func TestLandRebase(t *testing.T) {
 	if st := w.Status(j.ID); st.Landed == nil || st.Landed.Mode != protocol.LandRebase || st.Landed.Commit != res.Tip {
 		t.Errorf("j's landing: %+v", st.Landed)
 	}
+}
+
+// TestLandRun: a landing is work with its own record. Detached, the
+// request answers at once with the run's id and land/wait follows it to
+// its end; a landing whose request went away goes on and lands; one
+// refused under the lock is a failed run saying why; an unknown run is
+// NotFound.
+func TestLandRun(t *testing.T) {
+	w := world.New(t, world.Options{})
+	repo := w.Repo(map[string]string{"a.txt": "a\n", "u.txt": "u\n"})
+	// A check that waits for the gate on main (held.txt), not on the job's own commit.
+	gate := filepath.Join(t.TempDir(), "gate")
+	held := "if [ -f held.txt ]; then while [ ! -f " + gate + " ]; do sleep 0.05; done; fi"
+	a := w.Start(repo, `echo a > a1.txt`, func(p *protocol.StartParams) { p.Verify = held })
+	b := w.Start(repo, `echo b > b1.txt`)
+	c := w.Start(repo, `echo c > c1.txt`)
+	w.Ended(a.ID, b.ID, c.ID)
+	commitHeld(t, repo)
+	from := hubtest.Git(t, repo, "rev-parse", "main")
+	// Detached: the landing's check waits for the gate; the answer does not.
+	res := land(t, w, protocol.LandParams{IDs: []string{a.ID}, Detach: true})
+	if !strings.HasPrefix(res.Run, "land-") || len(res.Jobs) != 0 || !strings.Contains(res.Line, "hub land --run "+res.Run) {
+		t.Fatalf("a detached landing answered %+v", res)
+	}
+	d := hubtest.Daemon(t, w.C)
+	if rec := d.LandWait(w.Ctx, protocol.LandWaitParams{Run: res.Run, TimeoutS: 0.2}); rec.State != protocol.LandRunRunning ||
+		rec.Into != "main" || !slices.Equal(rec.IDs, []string{a.ID}) || rec.Result != nil {
+		t.Errorf("the run while its check waits: %+v", rec)
+	}
+	if hubtest.Git(t, repo, "rev-parse", "main") != from {
+		t.Error("main moved before the check passed")
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec := d.LandWait(w.Ctx, protocol.LandWaitParams{Run: res.Run, TimeoutS: 60})
+	if rec.State != protocol.LandRunDone || rec.Result == nil || rec.Result.Jobs[0].Outcome != protocol.LandLanded || rec.EndedAt.IsZero() ||
+		hubtest.Git(t, repo, "rev-parse", "main") != rec.Result.Tip {
+		t.Fatalf("the run once its check passed: %+v", rec)
+	}
+	// The request goes away while the landing checks: the landing goes on.
+	_ = os.Remove(gate)
+	gone, cancel := context.WithTimeout(w.Ctx, 300*time.Millisecond)
+	_, err := w.C.Daemon().JobLand(gone, protocol.LandParams{IDs: []string{b.ID}, Verify: held})
+	cancel()
+	if err == nil {
+		t.Fatal("the landing ended before its gate opened")
+	}
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st := w.Until(b.ID, func(st protocol.JobStatus) bool { return st.Landed != nil }); st.Landed.Into != "main" {
+		t.Errorf("b landed as %+v", st.Landed)
+	}
+	// Refused under the lock (the target's checkout has changes): a failed run, nothing moved.
+	if err := os.WriteFile(filepath.Join(repo, "u.txt"), []byte("the user's edit\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tip := hubtest.Git(t, repo, "rev-parse", "main")
+	res = land(t, w, protocol.LandParams{IDs: []string{c.ID}, Detach: true})
+	rec = d.LandWait(w.Ctx, protocol.LandWaitParams{Run: res.Run, TimeoutS: 60})
+	if rec.State != protocol.LandRunFailed || !strings.Contains(rec.Error, "uncommitted changes") || !strings.Contains(rec.Error, "commit or stash") ||
+		rec.Result != nil || hubtest.Git(t, repo, "rev-parse", "main") != tip {
+		t.Errorf("a landing refused under the lock: %+v", rec)
+	}
+	if _, err := w.C.Daemon().LandWait(w.Ctx, protocol.LandWaitParams{Run: "land-nothere"}); client.Code(err) != protocol.CodeNotFound {
+		t.Errorf("waiting for an unknown run: %v", err)
+	}
+}
+
+// TestLandRunInterrupted: a daemon shutting down interrupts the landing
+// in its check (the check stops; the target stays where it was) and ends
+// its record, interrupted, saying so.
+func TestLandRunInterrupted(t *testing.T) {
+	w := world.New(t, world.Options{})
+	repo := w.Repo(map[string]string{"a.txt": "a\n"})
+	marks := t.TempDir()
+	// The check holds on main (held.txt), not on the job's own commit.
+	j := w.Start(repo, `echo j > j.txt`, func(p *protocol.StartParams) {
+		p.Verify = "if [ -f held.txt ]; then touch " + marks + "/began; sleep 5; touch " + marks + "/after; fi"
+	})
+	w.Ended(j.ID)
+	commitHeld(t, repo)
+	from := hubtest.Git(t, repo, "rev-parse", "main")
+	res := land(t, w, protocol.LandParams{IDs: []string{j.ID}, Detach: true})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(marks, "began")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the landing's check did not begin")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := w.C.Daemon().Shutdown(w.Ctx, protocol.Empty{}); err != nil {
+		t.Fatal(err)
+	}
+	st := w.Store()
+	var rec *protocol.LandRun
+	for {
+		r, err := st.LandRun(w.Ctx, res.Run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.State != protocol.LandRunRunning {
+			rec = r
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the run is still running after the daemon shut down: %+v", r)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if rec.State != protocol.LandRunInterrupted || !strings.Contains(rec.Error, "the daemon shut down") || rec.Result == nil ||
+		rec.Result.Jobs[0].Outcome != protocol.LandSkipped || !strings.Contains(rec.Result.Jobs[0].Reason, "the daemon shut down") {
+		t.Errorf("the interrupted run: %+v (result %+v)", rec, rec.Result)
+	}
+	if hubtest.Git(t, repo, "rev-parse", "main") != from {
+		t.Error("main moved though the landing's check was stopped")
+	}
+	time.Sleep(6 * time.Second)
+	if _, err := os.Stat(filepath.Join(marks, "after")); err == nil {
+		t.Error("the check ran on after its landing was interrupted")
+	}
+}
+
+// commitHeld commits an empty held.txt on the checked-out main of repo.
+func commitHeld(t *testing.T, repo string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(repo, "held.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hubtest.Git(t, repo, "add", "held.txt")
+	hubtest.Git(t, repo, "commit", "-q", "-m", "held")
 }

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"errors"
 	"time"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -23,6 +24,7 @@ func (s *Server) beginShutdown() {
 	}
 	s.o.Log.Info().Msg("shutting down: no new connections or requests; letting those in flight finish")
 	s.endLogins()
+	s.lands.Interrupt(errors.New("the daemon shut down"))
 	if s.ln != nil {
 		_ = s.ln.Close()
 	}

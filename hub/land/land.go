@@ -90,6 +90,25 @@ func internal(err error) error { return &Error{Kind: Internal, Err: err} }
 // of the result and the batch goes on; the target moving under hub stops
 // it. A refusal before anything moved is an *Error.
 func (l *Lander) Land(ctx context.Context, p protocol.LandParams) (*protocol.LandResult, error) {
+	plan, err := l.Plan(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return l.Run(ctx, plan)
+}
+
+// A Plan is a landing checked as far as it can be without the
+// repository's lock: its parameters and its target (Run reads its jobs
+// again under the lock).
+type Plan struct {
+	P    protocol.LandParams // with its defaults filled
+	Repo *gitx.Repo
+	Into string
+}
+
+// Plan checks p: everything a landing can be refused for before it waits
+// for the lock. A refusal is an *Error.
+func (l *Lander) Plan(ctx context.Context, p protocol.LandParams) (*Plan, error) {
 	if err := normalize(&p); err != nil {
 		return nil, err
 	}
@@ -105,13 +124,27 @@ func (l *Lander) Land(ctx context.Context, p protocol.LandParams) (*protocol.Lan
 	if err != nil {
 		return nil, err
 	}
+	return &Plan{P: p, Repo: repo, Into: into}, nil
+}
+
+// Run lands plan under the repository's lock. What it is refused for
+// once it holds the lock (a job landed meanwhile, the target's checkout
+// has changes) is an *Error, and nothing moved. Cancelling ctx stops the
+// check in progress and skips the jobs not landed yet, each saying
+// context.Cause(ctx); the jobs landed by then stay landed.
+func (l *Lander) Run(ctx context.Context, plan *Plan) (*protocol.LandResult, error) {
+	p, repo, into := plan.P, plan.Repo, plan.Into
 	unlock, err := gitx.LockRepo(ctx, l.Paths.LocksDir(), repo)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, wrongState("land them again", "the landing stopped while it waited for %s's lock: %v", repo.Top, context.Cause(ctx))
+		}
 		return nil, internal(err)
 	}
 	defer unlock()
 	// Another landing may have taken a job while this one waited for the lock.
-	if jobs, err = l.landable(ctx, p.IDs); err != nil {
+	jobs, err := l.landable(ctx, p.IDs)
+	if err != nil {
 		return nil, err
 	}
 	checkouts, from, err := ready(ctx, repo, jobs, into, p.Mode)
@@ -270,7 +303,16 @@ func (l *Lander) batch(ctx context.Context, repo *gitx.Repo, jobs []*store.Job, 
 			res.Jobs = append(res.Jobs, protocol.LandItem{ID: j.ID, Outcome: protocol.LandSkipped, Reason: stopped})
 			continue
 		}
+		if ctx.Err() != nil {
+			stopped = "not tried: " + context.Cause(ctx).Error()
+			res.Jobs = append(res.Jobs, protocol.LandItem{ID: j.ID, Outcome: protocol.LandSkipped, Reason: stopped})
+			continue
+		}
 		item, err := l.one(ctx, repo, j, into, res.Tip, checkouts, p)
+		if err == nil && item.Outcome == protocol.LandRed && ctx.Err() != nil {
+			// Its check was stopped, not red: nothing moved for it.
+			err = fmt.Errorf("its check was stopped: %w", context.Cause(ctx))
+		}
 		if err != nil {
 			// The target moved under hub, or git failed: what is landed stays, the rest waits.
 			stopped = err.Error()
@@ -333,6 +375,9 @@ func (l *Lander) one(ctx context.Context, repo *gitx.Repo, j *store.Job, into, t
 	if red {
 		return item, nil
 	}
+	// Checked: the move and its record are not cut short (a git killed
+	// mid-move would leave the branch's lock, or a checkout half moved).
+	ctx = context.WithoutCancel(ctx)
 	if err := move(ctx, repo, j, into, commit, tip, checkouts); err != nil {
 		return item, err
 	}

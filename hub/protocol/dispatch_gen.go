@@ -48,6 +48,8 @@ type DaemonServer interface {
 	JobMerge(ctx context.Context, p MergeParams) (*MergeResult, error)
 	// JobLand (MethodJobLand): Lands ended jobs onto a target branch, one at a time: each is merged (or squashed) onto the target's current tip in a scratch checkout, its verify and the batch verify run on that commit, and only then does the target move (the user's checkout with it when it is clean and on the target).
 	JobLand(ctx context.Context, p LandParams) (*LandResult, error)
+	// LandWait (MethodLandWait): Waits for a landing run (job/land's result.run) to end and answers its record: state, the outcome job by job, or why it failed or was interrupted.
+	LandWait(ctx context.Context, p LandWaitParams) (*LandRun, error)
 	// JobReview (MethodJobReview): A batch's review packet: per job its state, files and lines, verify, rubric, cost, predicted conflicts, risk flags and what to do next, about a hundred bytes a job.
 	JobReview(ctx context.Context, p ReviewParams) (*ReviewResult, error)
 	// Summary (MethodSummary): Counts of running, waiting and queued jobs and the month's spend: what a status bar shows.
@@ -217,6 +219,13 @@ func DispatchDaemon(ctx context.Context, s DaemonServer, method string, decode f
 		}
 		r, err := s.JobLand(ctx, p)
 		return r, true, err
+	case MethodLandWait:
+		var p LandWaitParams
+		if err := decode(&p); err != nil {
+			return nil, true, err
+		}
+		r, err := s.LandWait(ctx, p)
+		return r, true, err
 	case MethodJobReview:
 		var p ReviewParams
 		if err := decode(&p); err != nil {
@@ -348,7 +357,7 @@ func DispatchDaemon(ctx context.Context, s DaemonServer, method string, decode f
 }
 
 // DaemonMethods are the methods DaemonServer serves, in Specs order.
-var DaemonMethods = []string{MethodInitialize, MethodSubscribe, MethodJobList, MethodJobStatus, MethodJobStart, MethodStartMany, MethodJobWait, MethodJobResult, MethodJobEvents, MethodJobTrace, MethodJobFiles, MethodJobFile, MethodJobReply, MethodJobSteer, MethodJobStop, MethodJobCleanup, MethodJobMerge, MethodJobLand, MethodJobReview, MethodSummary, MethodStep, MethodEngineList, MethodRouteExplain, MethodRouteCalibrate, MethodLedgerList, MethodROIReport, MethodDU, MethodGC, MethodProfileList, MethodProfileSet, MethodProfileRemove, MethodProfileDefault, MethodProviderStatus, MethodProfileLogin, MethodShutdown, MethodShimChanged}
+var DaemonMethods = []string{MethodInitialize, MethodSubscribe, MethodJobList, MethodJobStatus, MethodJobStart, MethodStartMany, MethodJobWait, MethodJobResult, MethodJobEvents, MethodJobTrace, MethodJobFiles, MethodJobFile, MethodJobReply, MethodJobSteer, MethodJobStop, MethodJobCleanup, MethodJobMerge, MethodJobLand, MethodLandWait, MethodJobReview, MethodSummary, MethodStep, MethodEngineList, MethodRouteExplain, MethodRouteCalibrate, MethodLedgerList, MethodROIReport, MethodDU, MethodGC, MethodProfileList, MethodProfileSet, MethodProfileRemove, MethodProfileDefault, MethodProviderStatus, MethodProfileLogin, MethodShutdown, MethodShimChanged}
 
 // DaemonClient calls the daemon: one typed method per request of DaemonServer.
 type DaemonClient struct{ C Caller }
@@ -510,6 +519,15 @@ func (c DaemonClient) JobMerge(ctx context.Context, p MergeParams) (*MergeResult
 func (c DaemonClient) JobLand(ctx context.Context, p LandParams) (*LandResult, error) {
 	var r LandResult
 	if err := c.C.Call(ctx, MethodJobLand, p, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// LandWait sends MethodLandWait.
+func (c DaemonClient) LandWait(ctx context.Context, p LandWaitParams) (*LandRun, error) {
+	var r LandRun
+	if err := c.C.Call(ctx, MethodLandWait, p, &r); err != nil {
 		return nil, err
 	}
 	return &r, nil
@@ -699,6 +717,7 @@ var DaemonSpec = struct {
 	JobCleanup     Spec
 	JobMerge       Spec
 	JobLand        Spec
+	LandWait       Spec
 	JobReview      Spec
 	Summary        Spec
 	Step           Spec
@@ -736,6 +755,7 @@ var DaemonSpec = struct {
 	JobCleanup:     mustSpec(MethodJobCleanup),
 	JobMerge:       mustSpec(MethodJobMerge),
 	JobLand:        mustSpec(MethodJobLand),
+	LandWait:       mustSpec(MethodLandWait),
 	JobReview:      mustSpec(MethodJobReview),
 	Summary:        mustSpec(MethodSummary),
 	Step:           mustSpec(MethodStep),

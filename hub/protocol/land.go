@@ -74,6 +74,10 @@ type LandParams struct {
 	Resolve bool `json:"resolve,omitempty"`
 	// DryRun integrates and checks nothing: it says what would land, in which order, and what would conflict.
 	DryRun bool `json:"dry_run,omitempty"`
+	// Detach answers as soon as the landing is accepted, with its run's id
+	// (result.run): it goes on without the request, and job/landWait
+	// follows it. Without it the request waits for the landing's end.
+	Detach bool `json:"detach,omitempty"`
 }
 
 // LandResult says what happened to each job, in the order they were tried.
@@ -87,6 +91,46 @@ type LandResult struct {
 	// it is not checked out, so the branch moved and no file did.
 	Checkout string `json:"checkout,omitempty"`
 	Line     string `json:"line"` // the outcome in one line
+	// Run is the landing run's id (none for a dry run): job/landWait
+	// takes it. A detached landing answers with it and nothing else yet.
+	Run string `json:"run,omitempty"`
+}
+
+// LandRun is a landing as work: accepted, it has a record and an id, runs
+// on its own under its repository's landing lock (not inside the request
+// that asked for it), and ends once, done or failed; a daemon that stops
+// under it interrupts it, its checks stopped, its target moved only by
+// the jobs it had landed by then.
+type LandRun struct {
+	ID        string    `json:"id"`
+	State     string    `json:"state"` // one of the LandRun* states
+	Repo      string    `json:"repo"`  // the repository's top
+	Into      string    `json:"into"`  // the target branch
+	IDs       []string  `json:"ids"`   // the jobs, as asked
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
+	// Result is the landing's outcome, job by job: when done, and when
+	// interrupted after it began (the jobs not tried are skipped, saying why).
+	Result *LandResult `json:"result,omitempty"`
+	// Error is why it failed (refused under the lock: the target's checkout
+	// had changes, a job landed meanwhile…) or was interrupted, and what to do.
+	Error string `json:"error,omitempty"`
+}
+
+// Landing run states.
+const (
+	LandRunRunning     = "running"     // waiting for its repository's landing lock, or landing
+	LandRunDone        = "done"        // ended: Result says what landed
+	LandRunFailed      = "failed"      // refused once it held the lock: nothing moved
+	LandRunInterrupted = "interrupted" // the daemon stopped under it
+)
+
+// LandWaitParams waits for a landing run to end.
+type LandWaitParams struct {
+	Run string `json:"run"` // the run's id, from job/land
+	// TimeoutS bounds the wait (default 300, at most 3600); a run still
+	// going then is answered as it is, state running.
+	TimeoutS float64 `json:"timeout_s,omitempty"`
 }
 
 // LandItem is one job's outcome.

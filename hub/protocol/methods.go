@@ -40,8 +40,9 @@ const (
 	MethodJobMerge = "job/merge"   // MergeParams → MergeResult: merge a job's branch into the checked-out branch
 	MethodSummary  = "hub/summary" // struct{} → SummaryResult: counts and the month's spend, for a status bar
 
-	MethodJobLand   = "job/land"   // LandParams → LandResult: land ended jobs onto a branch, each checked on the integrated commit
-	MethodJobReview = "job/review" // ReviewParams → ReviewResult: a batch's review packet
+	MethodJobLand   = "job/land"     // LandParams → LandResult: land ended jobs onto a branch, each checked on the integrated commit
+	MethodJobReview = "job/review"   // ReviewParams → ReviewResult: a batch's review packet
+	MethodLandWait  = "job/landWait" // LandWaitParams → LandRun: a landing run's record, once it ended or the wait timed out
 
 	// MethodCancelRequest is the LSP-style notification that cancels an
 	// in-flight request: params {"id": <request id>}.
@@ -89,7 +90,7 @@ const (
 	CapCancel    = "cancel"    // $/cancelRequest
 	CapFiles     = "files"     // job/files, job/file
 	CapMerge     = "merge"     // job/merge
-	CapLand      = "land"      // job/land, job/review, forecasts in job status
+	CapLand      = "land"      // job/land, job/landWait, job/review, forecasts in job status
 	CapSummary   = "summary"   // hub/summary
 	CapQuestions = "questions" // question/asked, question/answered
 	CapTrace     = "trace"     // job/trace

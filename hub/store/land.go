@@ -4,10 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/hub-agents/hub/hub/protocol"
+	"github.com/hub-agents/hub/internal/strictjson"
 )
 
 // SetForecast stores job id's latest forecast (protocol.Forecast JSON). With
@@ -93,4 +95,100 @@ func (s *Store) HubRefs(ctx context.Context, repo string) (HubRefs, error) {
 		}
 	}
 	return h, rows.Err()
+}
+
+// AddLandRun records landing run r, accepted and running.
+func (s *Store) AddLandRun(ctx context.Context, r protocol.LandRun) error {
+	ids, err := json.Marshal(r.IDs)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO land_runs (id, state, repo, into_ref, ids, started_at) VALUES (?, ?, ?, ?, ?, ?)`,
+			r.ID, protocol.LandRunRunning, r.Repo, r.Into, string(ids), ms(r.StartedAt))
+		return err
+	})
+}
+
+// EndLandRun ends landing run id, once: state (done, failed or
+// interrupted), its result and error. A run that already ended gets
+// ErrWrongState and keeps its end.
+func (s *Store) EndLandRun(ctx context.Context, id, state string, res *protocol.LandResult, why string, now time.Time) error {
+	var raw []byte
+	if res != nil {
+		var err error
+		if raw, err = json.Marshal(res); err != nil {
+			return err
+		}
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		r, err := tx.ExecContext(ctx, `UPDATE land_runs SET state = ?, result = ?, error = ?, ended_at = ? WHERE id = ? AND state = ?`,
+			state, blob(raw), why, ms(now), id, protocol.LandRunRunning)
+		if err != nil {
+			return err
+		}
+		if n, _ := r.RowsAffected(); n == 0 {
+			if _, err := landRun(ctx, tx, id); err != nil {
+				return err
+			}
+			return wrongState("landing run %s has already ended", id)
+		}
+		return nil
+	})
+}
+
+// InterruptLandRuns ends every running landing run as interrupted, with
+// why: a daemon starting up runs none, so any still running was its
+// predecessor's. It returns their ids.
+func (s *Store) InterruptLandRuns(ctx context.Context, why string, now time.Time) ([]string, error) {
+	var ids []string
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		ids = nil
+		rows, err := tx.QueryContext(ctx, `UPDATE land_runs SET state = ?, error = ?, ended_at = ? WHERE state = ? RETURNING id`,
+			protocol.LandRunInterrupted, why, ms(now), protocol.LandRunRunning)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	return ids, err
+}
+
+// LandRun reads landing run id.
+func (s *Store) LandRun(ctx context.Context, id string) (*protocol.LandRun, error) {
+	return landRun(ctx, s.db, id)
+}
+
+func landRun(ctx context.Context, q querier, id string) (*protocol.LandRun, error) {
+	var r protocol.LandRun
+	var ids string
+	var started, ended int64
+	var result sql.NullString
+	err := q.QueryRowContext(ctx, `SELECT id, state, repo, into_ref, ids, started_at, ended_at, result, error FROM land_runs WHERE id = ?`, id).
+		Scan(&r.ID, &r.State, &r.Repo, &r.Into, &ids, &started, &ended, &result, &r.Error)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, notFound("no landing run %s", id)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.StartedAt, r.EndedAt = fromMS(started), fromMS(ended)
+	if err := json.Unmarshal([]byte(ids), &r.IDs); err != nil {
+		return nil, fmt.Errorf("landing run %s: ids: %w", id, err)
+	}
+	if raw := unblob(result); raw != nil {
+		r.Result = new(protocol.LandResult)
+		if err := strictjson.Decode(raw, r.Result); err != nil {
+			return nil, fmt.Errorf("landing run %s: result: %w", id, err)
+		}
+	}
+	return &r, nil
 }

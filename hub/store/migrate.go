@@ -165,6 +165,22 @@ ALTER TABLE jobs ADD COLUMN landed TEXT;
 ALTER TABLE jobs ADD COLUMN rubric TEXT NOT NULL DEFAULT '';
 ALTER TABLE jobs ADD COLUMN alerts TEXT;
 `,
+	// 8: landing runs (protocol.LandRun): a landing's own record, from the
+	// moment it is accepted to its one end.
+	`
+CREATE TABLE land_runs (
+	id         TEXT PRIMARY KEY,
+	state      TEXT NOT NULL,
+	repo       TEXT NOT NULL,
+	into_ref   TEXT NOT NULL,
+	ids        TEXT NOT NULL,
+	started_at INTEGER NOT NULL,
+	ended_at   INTEGER NOT NULL DEFAULT 0,
+	result     TEXT,
+	error      TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX land_runs_state ON land_runs (state);
+`,
 }
 
 // migrate brings the schema up to date, one immediate transaction per

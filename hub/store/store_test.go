@@ -389,6 +389,9 @@ func TestMigrationOneName(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if _, err := s.db.Exec(`DROP TABLE land_runs`); err != nil { // migration 8
+		t.Fatal(err)
+	}
 	s.Close()
 
 	s, err = Open(path)

@@ -203,6 +203,16 @@ func (d DaemonCalls) JobLand(ctx context.Context, p protocol.LandParams) protoco
 	return *r
 }
 
+// LandWait sends job/landWait and fails the test if it fails.
+func (d DaemonCalls) LandWait(ctx context.Context, p protocol.LandWaitParams) protocol.LandRun {
+	d.t.Helper()
+	r, err := d.c.LandWait(ctx, p)
+	if err != nil {
+		d.t.Fatalf("%s: %v (hint: %s)", protocol.DaemonSpec.LandWait.Method, err, rpc.HintOf(err))
+	}
+	return *r
+}
+
 // JobReview sends job/review and fails the test if it fails.
 func (d DaemonCalls) JobReview(ctx context.Context, p protocol.ReviewParams) protocol.ReviewResult {
 	d.t.Helper()

@@ -72,10 +72,12 @@ export const Methods = {
   JobMerge: "job/merge",
   /** client → daemon: Empty → SummaryResult. Counts of running, waiting and queued jobs and the month's spend: what a status bar shows. Cheap: no engine is probed. */
   Summary: "hub/summary",
-  /** client → daemon: LandParams → LandResult. Lands ended jobs onto a target branch, one at a time: each is merged (or squashed) onto the target's current tip in a scratch checkout, its verify and the batch verify run on that commit, and only then does the target move (the user's checkout with it when it is clean and on the target). A conflict or a red check stops that job, leaves the target as it was and says why. Refused (WrongState) for a job that has not ended or already landed, a target that does not exist, or a target checked out with uncommitted changes: nothing moves then. */
+  /** client → daemon: LandParams → LandResult. Lands ended jobs onto a target branch, one at a time: each is merged (or squashed) onto the target's current tip in a scratch checkout, its verify and the batch verify run on that commit, and only then does the target move (the user's checkout with it when it is clean and on the target). The landing runs as work with its own record (result.run; job/landWait follows it, and with detach the request answers at once): a client that goes away does not stop it. A conflict or a red check stops that job, leaves the target as it was and says why. Refused (WrongState) for a job that has not ended or already landed, a target that does not exist, or a target checked out with uncommitted changes: nothing moves then. */
   JobLand: "job/land",
   /** client → daemon: ReviewParams → ReviewResult. A batch's review packet: per job its state, files and lines, verify, rubric, cost, predicted conflicts, risk flags and what to do next, about a hundred bytes a job. */
   JobReview: "job/review",
+  /** client → daemon: LandWaitParams → LandRun. Waits for a landing run (job/land's result.run) to end and answers its record: state, the outcome job by job, or why it failed or was interrupted. A run still going when timeout_s passes is answered as it is, state running; a run of an earlier daemon is read from the store. */
+  LandWait: "job/landWait",
   /** client → daemon, notification (params CancelParams). Cancels an in-flight request (LSP's $/cancelRequest); it then fails with RequestCancelled. A wait is the usual one to cancel. */
   CancelRequest: "$/cancelRequest",
   /** worker → shim: AskParams → AskResult. A worker's question (hub ask). Blocks until answered or the ask timeout. */
@@ -247,7 +249,7 @@ export const Capabilities = {
   Files: "files",
   /** job/merge */
   Merge: "merge",
-  /** job/land, job/review, forecasts in job status */
+  /** job/land, job/landWait, job/review, forecasts in job status */
   Land: "land",
   /** hub/summary */
   Summary: "summary",
@@ -1149,6 +1151,8 @@ export interface LandParams {
   resolve?: boolean;
   /** DryRun integrates and checks nothing: it says what would land, in which order, and what would conflict. */
   dry_run?: boolean;
+  /** Detach answers as soon as the landing is accepted, with its run's id (result.run): it goes on without the request, and job/landWait follows it. Without it the request waits for the landing's end. */
+  detach?: boolean;
 }
 
 /** LandResult says what happened to each job, in the order they were tried. */
@@ -1165,6 +1169,8 @@ export interface LandResult {
   checkout?: string;
   /** the outcome in one line */
   line: string;
+  /** Run is the landing run's id (none for a dry run): job/landWait takes it. A detached landing answers with it and nothing else yet. */
+  run?: string;
 }
 
 /** LandItem is one job's outcome. */
@@ -1184,6 +1190,33 @@ export interface LandItem {
   batch?: Verify;
   /** the job started to resolve the conflict */
   follow_up?: string;
+}
+
+/** LandWaitParams waits for a landing run to end. */
+export interface LandWaitParams {
+  /** the run's id, from job/land */
+  run: string;
+  /** TimeoutS bounds the wait (default 300, at most 3600); a run still going then is answered as it is, state running. */
+  timeout_s?: number;
+}
+
+/** LandRun is a landing as work: accepted, it has a record and an id, runs on its own under its repository's landing lock (not inside the request that asked for it), and ends once, done or failed; a daemon that stops under it interrupts it, its checks stopped, its target moved only by the jobs it had landed by then. */
+export interface LandRun {
+  id: string;
+  /** one of the LandRun* states */
+  state: string;
+  /** the repository's top */
+  repo: string;
+  /** the target branch */
+  into: string;
+  /** the jobs, as asked */
+  ids: string[];
+  started_at: string;
+  ended_at?: string;
+  /** Result is the landing's outcome, job by job: when done, and when interrupted after it began (the jobs not tried are skipped, saying why). */
+  result?: LandResult;
+  /** Error is why it failed (refused under the lock: the target's checkout had changes, a job landed meanwhile…) or was interrupted, and what to do. */
+  error?: string;
 }
 
 /** ReviewParams asks for a batch's review packet. */
@@ -1860,6 +1893,7 @@ export interface RequestMap {
   "job/cleanup": [CleanupParams, CleanupResult];
   "job/merge": [MergeParams, MergeResult];
   "job/land": [LandParams, LandResult];
+  "job/landWait": [LandWaitParams, LandRun];
   "job/review": [ReviewParams, ReviewResult];
   "hub/summary": [Empty, SummaryResult];
   "job/step": [StepParams, StepResult];
