@@ -29,6 +29,7 @@ import (
 	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/shim"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/hub/view"
 	"github.com/hub-agents/hub/internal/atomicfile"
 	"github.com/hub-agents/hub/internal/micros"
 )
@@ -436,7 +437,7 @@ func (r *Relay) close(ctx context.Context, end *Ending) {
 			home = false
 		case cp != "":
 			end.Head, end.Salvaged = cp, true
-			end.Reason += fmt.Sprintf("; its last checkpoint (%s, pushed while it ran) is on %s here", cp[:12], j.Branch)
+			end.Reason += fmt.Sprintf("; its last checkpoint (%s, pushed while it ran) is on %s here", view.ShortSHA(cp), j.Branch)
 		}
 	}
 	if len(end.Verify) > 0 {

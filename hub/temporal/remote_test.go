@@ -712,7 +712,7 @@ func TestRemotePushFails(t *testing.T) {
 	st := waitFor(t, ctx, cs, id)[id]
 	if st.State != protocol.StateFailed || st.Category != protocol.CategoryRemote ||
 		!strings.Contains(st.Error, "could not push hub/"+id) || !strings.Contains(st.Error, "branches of jobs are not taken here") ||
-		!strings.Contains(st.Error, "its last checkpoint ("+cp[:12]) {
+		!strings.Contains(st.Error, "its last checkpoint ("+cp[:10]+", ") {
 		t.Fatalf("status: %+v", st)
 	}
 	if st.Progress != "attempt 1 taken by worker far-1" {
@@ -903,7 +903,7 @@ done; echo "all steps done"`
 		}
 	}
 	out, _, _ := hubtest.Hub(t, "events", id)
-	if !strings.Contains(out, "attempt 2 taken by worker far-2, from checkpoint "+cp[:12]) {
+	if !strings.Contains(out, "attempt 2 taken by worker far-2, from checkpoint "+cp[:10]) {
 		t.Errorf("events:\n%s", out)
 	}
 }

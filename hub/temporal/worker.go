@@ -29,6 +29,7 @@ import (
 	"github.com/hub-agents/hub/hub/rpc"
 	"github.com/hub-agents/hub/hub/shim"
 	"github.com/hub-agents/hub/hub/store"
+	"github.com/hub-agents/hub/hub/view"
 	"github.com/hub-agents/hub/internal/micros"
 )
 
@@ -93,7 +94,7 @@ func (w *Worker) Run(ctx context.Context, in Input) (*Ending, error) {
 	// As progress: until the job says more, its status says where it runs.
 	taken := fmt.Sprintf("attempt %d taken by worker %s", info.Attempt, w.Identity)
 	if checkpoint != "" {
-		taken += ", from checkpoint " + checkpoint[:12]
+		taken += ", from checkpoint " + view.ShortSHA(checkpoint)
 	}
 	if err := w.Client.SignalWorkflow(ctx, in.ID, info.WorkflowExecution.RunID, SignalEvents,
 		[]Event{{Event: protocol.Event{Kind: protocol.EventProgress, Text: taken, At: time.Now().UTC()}}}); err != nil {

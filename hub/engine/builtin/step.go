@@ -230,11 +230,11 @@ func observeStep(ctx context.Context, spec engine.Spec, since string) (stepFacts
 	}
 	var err error
 	if f.files, err = gitx.DiffFiles(ctx, spec.Dir, since, head); err != nil {
-		return f, fmt.Errorf("read the files changed since %s: %w", since[:10], err)
+		return f, fmt.Errorf("read the files changed since %s: %w", view.ShortSHA(since), err)
 	}
 	log, err := gitx.Log(ctx, spec.Dir, since, head)
 	if err != nil {
-		return f, fmt.Errorf("read the commits since %s: %w", since[:10], err)
+		return f, fmt.Errorf("read the commits since %s: %w", view.ShortSHA(since), err)
 	}
 	for _, c := range log {
 		if c.Subject != StepSnapshot {
@@ -283,7 +283,7 @@ func stepBrief(title, claim string, crit []rubric.Criterion, f stepFacts) string
 	}
 	fmt.Fprintf(&b, "\nCommits since the step began (%d):\n", len(f.log))
 	for _, c := range f.log {
-		fmt.Fprintf(&b, "- %s %s\n", c.SHA[:10], view.OneLine(c.Subject, 120))
+		fmt.Fprintf(&b, "- %s %s\n", view.ShortSHA(c.SHA), view.OneLine(c.Subject, 120))
 	}
 	b.WriteString("\nFiles changed (committed or not):\n")
 	if f.stat == "" {
