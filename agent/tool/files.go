@@ -24,25 +24,10 @@ type readFileArgs struct {
 	EndLine   int64  `json:"end_line,omitempty" jsonschema:"Last line to show (default: the end, as far as fits)."`
 }
 
-func (w *Workspace) readFileSpec() spec {
-	return newSpec(spec{
-		name:     "read_file",
-		desc:     `Read a text file, each line prefixed with its number ("  12| text"). For a long file, read a range with start_line and end_line (1-based, inclusive).`,
-		readOnly: true,
-	}, w.readFile, atLeast("start_line", 1), atLeast("end_line", 1))
-}
-
 // writeFileArgs are write_file's arguments.
 type writeFileArgs struct {
 	Path    string `json:"path" jsonschema:"File path, relative to the worktree root."`
 	Content string `json:"content" jsonschema:"The whole new content of the file."`
-}
-
-func (w *Workspace) writeFileSpec() spec {
-	return newSpec(spec{
-		name: "write_file",
-		desc: "Create or overwrite a file with the given content; missing parent directories are created.",
-	}, w.writeFile)
 }
 
 // editFileArgs are edit_file's arguments.
@@ -51,13 +36,6 @@ type editFileArgs struct {
 	OldText    string `json:"old_text" jsonschema:"Exact text to replace, without line-number prefixes."`
 	NewText    string `json:"new_text" jsonschema:"Text to put in its place."`
 	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence (default false)."`
-}
-
-func (w *Workspace) editFileSpec() spec {
-	return newSpec(spec{
-		name: "edit_file",
-		desc: "Replace old_text with new_text in a file. old_text must match exactly (whitespace included) and occur once, unless replace_all is set.",
-	}, w.editFile)
 }
 
 // openFile opens rel (from resolve) for reading through an os.Root, with
@@ -97,11 +75,7 @@ func (w *Workspace) readFile(ctx context.Context, a readFileArgs) (string, error
 	if end != 0 && end < start {
 		return "", fmt.Errorf("end_line %d is before start_line %d; give a range with start_line <= end_line", end, start)
 	}
-	_, rel, err := w.resolve(path)
-	if err != nil {
-		return "", err
-	}
-	root, err := os.OpenRoot(w.root)
+	root, rel, err := w.openRoot(path, w.resolve)
 	if err != nil {
 		return "", err
 	}
@@ -211,11 +185,7 @@ func countLines(s string) int {
 
 func (w *Workspace) writeFile(ctx context.Context, a writeFileArgs) (string, error) {
 	path, content := a.Path, a.Content
-	_, rel, err := w.resolveWrite(path)
-	if err != nil {
-		return "", err
-	}
-	root, err := os.OpenRoot(w.root)
+	root, rel, err := w.openRoot(path, w.resolveWrite)
 	if err != nil {
 		return "", err
 	}
@@ -294,11 +264,7 @@ func (w *Workspace) editFile(ctx context.Context, a editFileArgs) (string, error
 	if oldText == newText {
 		return "", errors.New("old_text and new_text are the same; nothing would change")
 	}
-	_, rel, err := w.resolveWrite(path)
-	if err != nil {
-		return "", err
-	}
-	root, err := os.OpenRoot(w.root)
+	root, rel, err := w.openRoot(path, w.resolveWrite)
 	if err != nil {
 		return "", err
 	}

@@ -190,3 +190,16 @@ func hasElems(rest []string) bool {
 	}
 	return false
 }
+
+// openRoot resolves path with resolve (w.resolve, or w.resolveWrite to
+// write) and opens the worktree as an os.Root, every access through which
+// stays inside it; rel is path in it. The caller closes the root.
+func (w *Workspace) openRoot(path string, resolve func(string) (string, string, error)) (root *os.Root, rel string, err error) {
+	if _, rel, err = resolve(path); err != nil {
+		return nil, "", err
+	}
+	if root, err = os.OpenRoot(w.root); err != nil {
+		return nil, "", err
+	}
+	return root, rel, nil
+}

@@ -27,25 +27,9 @@ type listDirArgs struct {
 	Depth int64  `json:"depth,omitempty" jsonschema:"Levels to show (default 2)."`
 }
 
-func (w *Workspace) listDirSpec() spec {
-	return newSpec(spec{
-		name:     "list_dir",
-		desc:     `List a directory as an indented tree ("/" marks directories), skipping .git and what .gitignore ignores.`,
-		readOnly: true,
-	}, w.listDir, between("depth", 1, 5))
-}
-
 // globArgs are glob's arguments.
 type globArgs struct {
 	Pattern string `json:"pattern" jsonschema:"Glob relative to the worktree root."`
-}
-
-func (w *Workspace) globSpec() spec {
-	return newSpec(spec{
-		name:     "glob",
-		desc:     `Find files whose path matches a glob, e.g. "**/*.go" or "cmd/*/main.go" ("**" spans directories, {a,b} gives alternatives). Honours .gitignore.`,
-		readOnly: true,
-	}, w.glob)
 }
 
 // grepArgs are grep's arguments. max_results's description names
@@ -56,14 +40,6 @@ type grepArgs struct {
 	Include    string `json:"include,omitempty" jsonschema:"Only files matching this glob, e.g. \"*.go\" (a name) or \"src/**/*.ts\" (a path)."`
 	IgnoreCase bool   `json:"ignore_case,omitempty" jsonschema:"Match case-insensitively."`
 	MaxResults int64  `json:"max_results,omitempty" jsonschema:"Most matching lines to show (default 100)."`
-}
-
-func (w *Workspace) grepSpec() spec {
-	return newSpec(spec{
-		name:     "grep",
-		desc:     "Search file contents with a Go regular expression; prints path:line: text. Honours .gitignore and skips binary files.",
-		readOnly: true,
-	}, w.grep, between("max_results", 1, maxGrepMax))
 }
 
 // stat stats rel (from resolve), with errors that say what to do.
@@ -81,11 +57,7 @@ func (w *Workspace) stat(root *os.Root, path, rel string) (fs.FileInfo, error) {
 func (w *Workspace) listDir(ctx context.Context, a listDirArgs) (string, error) {
 	path := a.Path
 	depth := int(cmp.Or(a.Depth, 2))
-	_, rel, err := w.resolve(path)
-	if err != nil {
-		return "", err
-	}
-	root, err := os.OpenRoot(w.root)
+	root, rel, err := w.openRoot(path, w.resolve)
 	if err != nil {
 		return "", err
 	}
@@ -148,11 +120,7 @@ func (w *Workspace) glob(ctx context.Context, a globArgs) (string, error) {
 		return "", err
 	}
 	base := g.base()
-	_, start, err := w.resolve(base)
-	if err != nil {
-		return "", err
-	}
-	root, err := os.OpenRoot(w.root)
+	root, start, err := w.openRoot(base, w.resolve)
 	if err != nil {
 		return "", err
 	}
@@ -209,11 +177,7 @@ func (w *Workspace) grep(ctx context.Context, a grepArgs) (string, error) {
 	}
 	max := int(cmp.Or(a.MaxResults, defaultGrepMax))
 	path := a.Path
-	_, rel, err := w.resolve(path)
-	if err != nil {
-		return "", err
-	}
-	root, err := os.OpenRoot(w.root)
+	root, rel, err := w.openRoot(path, w.resolve)
 	if err != nil {
 		return "", err
 	}

@@ -22,13 +22,6 @@ type runShellArgs struct {
 	TimeoutS int64  `json:"timeout_s,omitempty" jsonschema:"Timeout in seconds."`
 }
 
-func (w *Workspace) runShellSpec() spec {
-	return newSpec(spec{
-		name: "run_shell",
-		desc: fmt.Sprintf("Run a command with sh -c in the worktree root (no stdin) and return its exit code and output. Background processes are stopped when it returns; default timeout %ds.", int(w.opt.ShellTimeout/time.Second)),
-	}, w.runShell, between("timeout_s", 1, int64(w.opt.MaxShellTimeout/time.Second)))
-}
-
 // homeDir returns HOME for commands: Options.Home, or a temporary directory
 // made on first use.
 func (w *Workspace) homeDir() (string, error) {

@@ -176,14 +176,40 @@ func (w *Workspace) Close() error {
 
 // Tools returns all the tools, in a stable order: the read-only ones first.
 func (w *Workspace) Tools() []Tool {
+	// Each tool's arguments are its ...Args struct, beside its function.
 	specs := []spec{
-		w.readFileSpec(),
-		w.listDirSpec(),
-		w.globSpec(),
-		w.grepSpec(),
-		w.writeFileSpec(),
-		w.editFileSpec(),
-		w.runShellSpec(),
+		newSpec(spec{
+			name:     "read_file",
+			desc:     `Read a text file, each line prefixed with its number ("  12| text"). For a long file, read a range with start_line and end_line (1-based, inclusive).`,
+			readOnly: true,
+		}, w.readFile, atLeast("start_line", 1), atLeast("end_line", 1)),
+		newSpec(spec{
+			name:     "list_dir",
+			desc:     `List a directory as an indented tree ("/" marks directories), skipping .git and what .gitignore ignores.`,
+			readOnly: true,
+		}, w.listDir, between("depth", 1, 5)),
+		newSpec(spec{
+			name:     "glob",
+			desc:     `Find files whose path matches a glob, e.g. "**/*.go" or "cmd/*/main.go" ("**" spans directories, {a,b} gives alternatives). Honours .gitignore.`,
+			readOnly: true,
+		}, w.glob),
+		newSpec(spec{
+			name:     "grep",
+			desc:     "Search file contents with a Go regular expression; prints path:line: text. Honours .gitignore and skips binary files.",
+			readOnly: true,
+		}, w.grep, between("max_results", 1, maxGrepMax)),
+		newSpec(spec{
+			name: "write_file",
+			desc: "Create or overwrite a file with the given content; missing parent directories are created.",
+		}, w.writeFile),
+		newSpec(spec{
+			name: "edit_file",
+			desc: "Replace old_text with new_text in a file. old_text must match exactly (whitespace included) and occur once, unless replace_all is set.",
+		}, w.editFile),
+		newSpec(spec{
+			name: "run_shell",
+			desc: fmt.Sprintf("Run a command with sh -c in the worktree root (no stdin) and return its exit code and output. Background processes are stopped when it returns; default timeout %ds.", int(w.opt.ShellTimeout/time.Second)),
+		}, w.runShell, between("timeout_s", 1, int64(w.opt.MaxShellTimeout/time.Second))),
 	}
 	tools := make([]Tool, len(specs))
 	for i, s := range specs {
