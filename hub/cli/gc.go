@@ -19,14 +19,9 @@ func newDUCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, err := ios.daemon().DU(cmd.Context(), protocol.DUParams{})
-			if err != nil {
-				return err
-			}
-			if ios.JSON {
-				return ios.printJSON(res)
-			}
-			printDU(ios, *res)
-			return nil
+			return answer(ios, res, err, func(res *protocol.DUResult) {
+				printDU(ios, *res)
+			})
 		},
 	}
 }

@@ -90,22 +90,17 @@ func runStart(cmd *cobra.Command, ios *IO, p protocol.StartParams) error {
 		return err
 	}
 	res, err := ios.daemon().JobStart(cmd.Context(), p)
-	if err != nil {
-		return err
-	}
-	if ios.JSON {
-		return ios.printJSON(res)
-	}
-	ios.printf("%s\n", res.ID)
-	where := res.Branch
-	if where == "" {
-		where = "no branch (read)"
-	}
-	fmt.Fprintf(ios.ErrOut, "%s %s · %s · %s · %s\n", res.ID, res.State, res.Engine, where, res.Isolation)
-	for _, n := range res.Notes {
-		fmt.Fprintf(ios.ErrOut, "note: %s\n", asFlags(cmd.Root(), n))
-	}
-	return nil
+	return answer(ios, res, err, func(res *protocol.StartResult) {
+		ios.printf("%s\n", res.ID)
+		where := res.Branch
+		if where == "" {
+			where = "no branch (read)"
+		}
+		fmt.Fprintf(ios.ErrOut, "%s %s · %s · %s · %s\n", res.ID, res.State, res.Engine, where, res.Isolation)
+		for _, n := range res.Notes {
+			fmt.Fprintf(ios.ErrOut, "note: %s\n", asFlags(cmd.Root(), n))
+		}
+	})
 }
 
 func newStartManyCmd(ios *IO) *cobra.Command {
@@ -252,17 +247,12 @@ func newStatusCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(1, "a job id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := ios.daemon().JobStatus(cmd.Context(), protocol.IDParams{ID: args[0]})
-			if err != nil {
-				return err
-			}
-			if ios.JSON {
-				return ios.printJSON(st)
-			}
-			ios.printf("%s\n", view.Line(*st))
-			if st.Question != nil {
-				ios.printf("question %s: %s\n", st.Question.ID, st.Question.Text)
-			}
-			return nil
+			return answer(ios, st, err, func(st *protocol.JobStatus) {
+				ios.printf("%s\n", view.Line(*st))
+				if st.Question != nil {
+					ios.printf("question %s: %s\n", st.Question.ID, st.Question.Text)
+				}
+			})
 		},
 	}
 }
@@ -318,14 +308,9 @@ func newReplyCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(2, "a job id and the answer"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, err := ios.daemon().JobReply(cmd.Context(), protocol.ReplyParams{ID: args[0], QuestionID: qid, Text: args[1]})
-			if err != nil {
-				return err
-			}
-			if ios.JSON {
-				return ios.printJSON(res)
-			}
-			ios.printf("answered %s of %s\n", res.QuestionID, res.ID)
-			return nil
+			return answer(ios, res, err, func(res *protocol.ReplyResult) {
+				ios.printf("answered %s of %s\n", res.QuestionID, res.ID)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&qid, "question", "", "question id (default: the pending one)")
@@ -339,14 +324,9 @@ func newSteerCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(2, "a job id and the message"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, err := ios.daemon().JobSteer(cmd.Context(), protocol.SteerParams{ID: args[0], Text: args[1]})
-			if err != nil {
-				return err
-			}
-			if ios.JSON {
-				return ios.printJSON(res)
-			}
-			ios.printf("queued for %s; it reaches the worker at its next progress report\n", res.ID)
-			return nil
+			return answer(ios, res, err, func(res *protocol.SteerResult) {
+				ios.printf("queued for %s; it reaches the worker at its next progress report\n", res.ID)
+			})
 		},
 	}
 }
@@ -358,14 +338,9 @@ func newStopCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(1, "a job id"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := ios.daemon().JobStop(cmd.Context(), protocol.IDParams{ID: args[0]})
-			if err != nil {
-				return err
-			}
-			if ios.JSON {
-				return ios.printJSON(st)
-			}
-			ios.printf("%s\n", view.Line(*st))
-			return nil
+			return answer(ios, st, err, func(st *protocol.JobStatus) {
+				ios.printf("%s\n", view.Line(*st))
+			})
 		},
 	}
 }
@@ -379,14 +354,9 @@ func newCleanupCmd(ios *IO) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p.ID = args[0]
 			res, err := ios.daemon().JobCleanup(cmd.Context(), p)
-			if err != nil {
-				return err
-			}
-			if ios.JSON {
-				return ios.printJSON(res)
-			}
-			ios.printf("%s\n", cleanupLine(*res))
-			return nil
+			return answer(ios, res, err, func(res *protocol.CleanupResult) {
+				ios.printf("%s\n", cleanupLine(*res))
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&p.DeleteBranch, "delete-branch", false, "also delete the branch hub/<id>")
@@ -409,16 +379,11 @@ func newJobsCmd(ios *IO) *cobra.Command {
 				p.States = append(p.States, protocol.State(s))
 			}
 			res, err := ios.daemon().JobList(cmd.Context(), p)
-			if err != nil {
-				return err
-			}
-			if ios.JSON {
-				return ios.printJSON(res)
-			}
-			for _, st := range res.Jobs {
-				ios.printf("%s  %s\n", view.Line(st), st.Task)
-			}
-			return nil
+			return answer(ios, res, err, func(res *protocol.ListResult) {
+				for _, st := range res.Jobs {
+					ios.printf("%s  %s\n", view.Line(st), st.Task)
+				}
+			})
 		},
 	}
 	cmd.Flags().StringSliceVar(&states, "state", nil, "only jobs in these states")
@@ -433,41 +398,36 @@ func newEnginesCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, err := ios.daemon().EngineList(cmd.Context(), protocol.Empty{})
-			if err != nil {
-				return err
-			}
-			if ios.JSON {
-				return ios.printJSON(res)
-			}
-			for _, e := range res.Engines {
-				avail := "available"
-				if e.Version != "" {
-					avail += " (" + e.Version + ")"
-				}
-				if !e.Available {
-					avail = "unavailable: " + e.Reason
-				}
-				ios.printf("%-10s %s · isolation %s · read-only %v · pays %s\n", e.Name, avail,
-					protocol.JoinIsolation(e.Capabilities.Isolation, ","), e.Capabilities.ReadOnly, e.Capabilities.Pays)
-				if e.Capacity != "" {
-					ios.printf("%-10s capacity: %s\n", "", e.Capacity)
-				}
-				for _, level := range protocol.IsolationLevels {
-					if why := e.Capabilities.IsolationWhyNot[level]; why != "" {
-						ios.printf("%-10s not %s: %s\n", "", level, why)
+			return answer(ios, res, err, func(res *protocol.EnginesResult) {
+				for _, e := range res.Engines {
+					avail := "available"
+					if e.Version != "" {
+						avail += " (" + e.Version + ")"
+					}
+					if !e.Available {
+						avail = "unavailable: " + e.Reason
+					}
+					ios.printf("%-10s %s · isolation %s · read-only %v · pays %s\n", e.Name, avail,
+						protocol.JoinIsolation(e.Capabilities.Isolation, ","), e.Capabilities.ReadOnly, e.Capabilities.Pays)
+					if e.Capacity != "" {
+						ios.printf("%-10s capacity: %s\n", "", e.Capacity)
+					}
+					for _, level := range protocol.IsolationLevels {
+						if why := e.Capabilities.IsolationWhyNot[level]; why != "" {
+							ios.printf("%-10s not %s: %s\n", "", level, why)
+						}
 					}
 				}
-			}
-			for i, l := range res.Limits {
-				head := ""
-				if i == 0 {
-					head = "limits"
+				for i, l := range res.Limits {
+					head := ""
+					if i == 0 {
+						head = "limits"
+					}
+					ios.printf("%-10s %s\n", head, l)
 				}
-				ios.printf("%-10s %s\n", head, l)
-			}
-			ios.printf("%s: $%.2f spent, $%.2f reserved of $%.2f · %d/%d running · %d queued\n",
-				res.Month, res.SpentUSD, res.ReservedUSD, res.MonthlyCapUSD, res.Running, res.MaxRunning, res.Queued)
-			return nil
+				ios.printf("%s: $%.2f spent, $%.2f reserved of $%.2f · %d/%d running · %d queued\n",
+					res.Month, res.SpentUSD, res.ReservedUSD, res.MonthlyCapUSD, res.Running, res.MaxRunning, res.Queued)
+			})
 		},
 	}
 }

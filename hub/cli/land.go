@@ -154,14 +154,9 @@ func newReviewCmd(ios *IO) *cobra.Command {
 				p.Repo = top
 			}
 			res, err := ios.daemon().JobReview(cmd.Context(), p)
-			if err != nil {
-				return err
-			}
-			if ios.JSON {
-				return ios.printJSON(res)
-			}
-			ios.printf("%s\n", res.Text)
-			return nil
+			return answer(ios, res, err, func(res *protocol.ReviewResult) {
+				ios.printf("%s\n", res.Text)
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&p.AllEnded, "all-ended", false, "every ended job with work on its branch that has not landed")

@@ -28,14 +28,9 @@ func newLedgerCmd(ios *IO) *cobra.Command {
 				p.Month = m
 			}
 			res, err := ios.daemon().LedgerList(cmd.Context(), p)
-			if err != nil {
-				return err
-			}
-			if ios.JSON {
-				return ios.printJSON(res)
-			}
-			ios.printf("%s", money.LedgerText(*res))
-			return nil
+			return answer(ios, res, err, func(res *protocol.LedgerResult) {
+				ios.printf("%s", money.LedgerText(*res))
+			})
 		},
 	}
 	cmd.Flags().StringVar(&p.Month, "month", "", "month as YYYY-MM (default: this month, UTC)")
@@ -56,14 +51,9 @@ func newROICmd(ios *IO) *cobra.Command {
 				return &usageError{fmt.Errorf("bad --since: %v", err)}
 			}
 			res, err := ios.daemon().ROIReport(cmd.Context(), protocol.ROIParams{Since: from})
-			if err != nil {
-				return err
-			}
-			if ios.JSON {
-				return ios.printJSON(res)
-			}
-			ios.printf("%s", money.ROIText(*res))
-			return nil
+			return answer(ios, res, err, func(res *protocol.ROIResult) {
+				ios.printf("%s", money.ROIText(*res))
+			})
 		},
 	}
 	cmd.Flags().StringVar(&since, "since", "30d", "jobs that ended since: a span (30d, 12h, 90m) or a date (2026-11-01, UTC)")

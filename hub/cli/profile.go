@@ -74,14 +74,9 @@ func runProfileSet(cmd *cobra.Command, ios *IO, o *profileSetOptions) error {
 		}
 	}
 	res, err := ios.daemon().ProfileSet(cmd.Context(), params)
-	if err != nil {
-		return err
-	}
-	if ios.JSON {
-		return ios.printJSON(res)
-	}
-	ios.printf("%s\n", profileLine(*res))
-	return nil
+	return answer(ios, res, err, func(res *protocol.ProfileInfo) {
+		ios.printf("%s\n", profileLine(*res))
+	})
 }
 
 func newProfileListCmd(ios *IO) *cobra.Command {

@@ -130,6 +130,19 @@ func (s *IO) printJSON(v any) error {
 
 func (s *IO) printf(format string, args ...any) { fmt.Fprintf(s.Out, format, args...) }
 
+// answer shows what a daemon call answered: its error as it is; with
+// --json the result; else the result as text prints it.
+func answer[T any](ios *IO, res *T, err error, text func(*T)) error {
+	if err != nil {
+		return err
+	}
+	if ios.JSON {
+		return ios.printJSON(res)
+	}
+	text(res)
+	return nil
+}
+
 // Main runs the CLI and returns the exit code.
 func Main(args []string) int {
 	ios := &IO{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr}

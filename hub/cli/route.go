@@ -34,14 +34,9 @@ func newRouteExplainCmd(ios *IO) *cobra.Command {
 				return err
 			}
 			res, err := ios.daemon().RouteExplain(cmd.Context(), p)
-			if err != nil {
-				return err
-			}
-			if ios.JSON {
-				return ios.printJSON(res)
-			}
-			ios.printf("%s", res.Text)
-			return nil
+			return answer(ios, res, err, func(res *protocol.RouteExplainResult) {
+				ios.printf("%s", res.Text)
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -67,14 +62,9 @@ func newRouteCalibrateCmd(ios *IO) *cobra.Command {
 		Args:  exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			res, err := ios.daemon().RouteCalibrate(cmd.Context(), p)
-			if err != nil {
-				return err
-			}
-			if ios.JSON {
-				return ios.printJSON(res)
-			}
-			ios.printf("%s", res.Text)
-			return nil
+			return answer(ios, res, err, func(res *protocol.RouteCalibrateResult) {
+				ios.printf("%s", res.Text)
+			})
 		},
 	}
 	cmd.Flags().IntVar(&p.SinceDays, "since-days", 0, "history window in days (default 90)")
