@@ -114,6 +114,13 @@ func (w *gcWorld) job(id string, commit bool) {
 	gcWriteFile(t, w.paths.WorkerLog(id), strings.Repeat("w", 1000))
 }
 
+// ended is job then end: a job that ended at at.
+func (w *gcWorld) ended(id string, commit bool, at time.Time) {
+	w.t.Helper()
+	w.job(id, commit)
+	w.end(id, at)
+}
+
 // end finishes job id at the given time.
 func (w *gcWorld) end(id string, at time.Time) {
 	w.t.Helper()
@@ -243,15 +250,11 @@ var (
 func TestGCKeepsWhatItMust(t *testing.T) {
 	w := newGCWorld(t)
 	old := w.now.Add(-60 * 24 * time.Hour)
-	w.job("merged01", true)
-	w.end("merged01", old)
+	w.ended("merged01", true, old)
 	w.merge("merged01")
-	w.job("nowork01", false)
-	w.end("nowork01", old)
-	w.job("unmerged", true)
-	w.end("unmerged", old)
-	w.job("dirty001", true)
-	w.end("dirty001", old)
+	w.ended("nowork01", false, old)
+	w.ended("unmerged", true, old)
+	w.ended("dirty001", true, old)
 	gcWriteFile(t, filepath.Join(w.paths.Worktree("dirty001"), "a.txt"), "changed after the job ended\n")
 	w.job("running1", true)
 	w.run("running1")
@@ -341,14 +344,12 @@ func TestGCKeepsWhatItMust(t *testing.T) {
 func TestGCForce(t *testing.T) {
 	w := newGCWorld(t)
 	old := w.now.Add(-60 * 24 * time.Hour)
-	w.job("unmerged", true)
-	w.end("unmerged", old)
+	w.ended("unmerged", true, old)
 	w.job("running1", true)
 	w.run("running1")
 	w.job("asking01", true)
 	w.ask("asking01")
-	w.job("dirty001", true)
-	w.end("dirty001", old)
+	w.ended("dirty001", true, old)
 	gcWriteFile(t, filepath.Join(w.paths.Worktree("dirty001"), "new.txt"), "untracked\n")
 
 	res := w.gc(true, true)
@@ -383,13 +384,10 @@ func TestGCForce(t *testing.T) {
 func TestGCDryRunChangesNothing(t *testing.T) {
 	w := newGCWorld(t)
 	old := w.now.Add(-60 * 24 * time.Hour)
-	w.job("merged01", true)
-	w.end("merged01", old)
+	w.ended("merged01", true, old)
 	w.merge("merged01")
-	w.job("unmerged", true)
-	w.end("unmerged", old)
-	w.job("dirty001", true)
-	w.end("dirty001", old)
+	w.ended("unmerged", true, old)
+	w.ended("dirty001", true, old)
 	gcWriteFile(t, filepath.Join(w.paths.Worktree("dirty001"), "a.txt"), "changed\n")
 	w.job("running1", true)
 	w.run("running1")

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/hub-agents/hub/hub/internal/hubtest"
+	"github.com/hub-agents/hub/hub/protocol"
 )
 
 // TestMain runs the suite and, with HUB_FAULTS_REPORT set, writes the fault
@@ -218,26 +219,11 @@ func renderGitBoundary(w func(string, ...any)) {
 	w("kept it, no process of the job is left, and `hub cleanup` loses nothing. Each cell: runs, then whether every\n")
 	w("check held. The last column is the defect each case pinned on the hub before the boundary (numbers as in\n")
 	w("the issue); \"guard\" marks a case that held there too.\n\n")
-	w("| case |")
-	for _, c := range gitColumns {
-		w(" %s |", c.name)
+	rows := make([]matrixRow, len(gitCases))
+	for i, tc := range gitCases {
+		rows[i] = matrixRow{tc.name, tc.levels, tc.pins}
 	}
-	w(" pins |\n|---|%s---|\n", strings.Repeat("---|", len(gitColumns)))
-	for _, tc := range gitCases {
-		w("| %s |", tc.name)
-		for _, c := range gitColumns {
-			o := outcomes["TestHostileGit/"+tc.name+"/"+c.name]
-			switch {
-			case tc.levels != nil && !slices.Contains(tc.levels, c.level):
-				w(" — |")
-			case o == nil:
-				w(" not run |")
-			default:
-				w(" %s |", cell(o))
-			}
-		}
-		w(" %s |\n", esc(tc.pins))
-	}
+	renderMatrix(w, "TestHostileGit", rows)
 	var took time.Duration
 	n := 0
 	for k, o := range outcomes {
@@ -273,17 +259,35 @@ func renderFences(w func(string, ...any)) {
 	}
 	w("\nEach case is a hostile or careless worker at the level of its column; a cell says how many runs held and\n")
 	w("what was seen. The last column is the defect each case pinned on the hub before the fences (numbers as in the issue).\n\n")
+	rows := make([]matrixRow, len(fenceCases))
+	for i, tc := range fenceCases {
+		rows[i] = matrixRow{tc.name, tc.levels, tc.pins}
+	}
+	renderMatrix(w, "TestFences", rows)
+}
+
+// matrixRow is a case of a matrix: its name, the levels it runs at (nil:
+// every column) and the defect it pins.
+type matrixRow struct {
+	name   string
+	levels []protocol.Isolation
+	pins   string
+}
+
+// renderMatrix writes test's cases, a row each, a level (and the sandbox
+// under it) per column, each cell its runs and endings.
+func renderMatrix(w func(string, ...any), test string, rows []matrixRow) {
 	w("| case |")
 	for _, c := range gitColumns {
 		w(" %s |", c.name)
 	}
 	w(" pins |\n|---|%s---|\n", strings.Repeat("---|", len(gitColumns)))
-	for _, tc := range fenceCases {
-		w("| %s |", tc.name)
+	for _, r := range rows {
+		w("| %s |", r.name)
 		for _, c := range gitColumns {
-			o := outcomes["TestFences/"+tc.name+"/"+c.name]
+			o := outcomes[test+"/"+r.name+"/"+c.name]
 			switch {
-			case tc.levels != nil && !slices.Contains(tc.levels, c.level):
+			case r.levels != nil && !slices.Contains(r.levels, c.level):
 				w(" — |")
 			case o == nil:
 				w(" not run |")
@@ -291,7 +295,7 @@ func renderFences(w func(string, ...any)) {
 				w(" %s |", cell(o))
 			}
 		}
-		w(" %s |\n", esc(tc.pins))
+		w(" %s |\n", esc(r.pins))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -213,17 +214,7 @@ exit 0
 	helper := exec.Command(os.Args[0], "-test.run=^$")
 	helper.Env = append(os.Environ(), helperEnv+"=subreaper", "HUB_PROC_SCRIPT="+script, "HUB_PROC_MARK="+mark)
 	helper.Stderr = os.Stderr
-	in, err := helper.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outPipe, err := helper.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := helper.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, outPipe := startPiped(t, helper)
 	helperStart, err := ChildStartTime(helper.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
@@ -383,17 +374,7 @@ func TestCmdline(t *testing.T) {
 	long := strings.Repeat("é", 150)
 	// A shell that waits on its stdin, with no child: once it said ready it runs as itself.
 	cmd := exec.Command("sh", "-c", "echo ready; read x", long)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	in, out := startPiped(t, cmd)
 	t.Cleanup(func() { in.Close(); _ = cmd.Wait() })
 	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
 		t.Fatal(err)
@@ -405,4 +386,20 @@ func TestCmdline(t *testing.T) {
 	if cmdline(1<<30) != "" {
 		t.Error("cmdline of no process")
 	}
+}
+
+// startPiped starts cmd with its stdin and stdout as pipes.
+func startPiped(t *testing.T, cmd *exec.Cmd) (in io.WriteCloser, out io.ReadCloser) {
+	t.Helper()
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err = cmd.StdoutPipe(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return in, out
 }
