@@ -69,15 +69,7 @@ func (w *world) run(ctx context.Context, env []string, prog string, args ...stri
 func (w *world) plainRepo() string {
 	w.t.Helper()
 	dir := filepath.Join(w.dir, "repo")
-	for name, body := range map[string]string{"README.md": "# sample\n", "src/a.txt": "a\n"} {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			w.t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			w.t.Fatal(err)
-		}
-	}
+	hubtest.WriteFiles(w.t, dir, map[string]string{"README.md": "# sample\n", "src/a.txt": "a\n"})
 	w.git(dir, "init", "-q", "-b", "main")
 	w.git(dir, "add", "-A")
 	w.git(dir, "commit", "-q", "-m", "initial")
@@ -368,13 +360,7 @@ var repoShapes = []badCase{
 	{
 		name: "sparse checkout", given: "a sparse checkout in cone mode (`extensions.worktreeConfig`), a change inside the cone and one outside",
 		prepare: func(ctx context.Context, w *world) []string {
-			for name, body := range map[string]string{"in/a.txt": "a\n", "out/b.txt": "b\n"} {
-				p := filepath.Join(w.repo, name)
-				_ = os.MkdirAll(filepath.Dir(p), 0o755)
-				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-					w.t.Fatal(err)
-				}
-			}
+			hubtest.WriteFiles(w.t, w.repo, map[string]string{"in/a.txt": "a\n", "out/b.txt": "b\n"})
 			w.git(w.repo, "add", "-A")
 			w.git(w.repo, "commit", "-q", "-m", "in and out")
 			w.git(w.repo, "sparse-checkout", "set", "--cone", "in")

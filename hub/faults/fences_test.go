@@ -192,15 +192,7 @@ func (f *fenceWorld) newRepo(t *testing.T, files map[string]string) string {
 	t.Helper()
 	f.n++
 	dir := filepath.Join(f.w.dir, "repos", fmt.Sprint(f.n))
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	hubtest.WriteFiles(t, dir, files)
 	f.w.git(dir, "init", "-q", "-b", "main")
 	f.w.git(dir, "add", "-A")
 	f.w.git(dir, "commit", "-q", "-m", "initial")

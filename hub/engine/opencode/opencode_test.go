@@ -10,6 +10,7 @@ import (
 
 	"github.com/hub-agents/hub/agent/profile"
 	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/protocol"
 )
 
@@ -66,15 +67,7 @@ func repo(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	files[".git"] = "gitdir: elsewhere\n"
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	hubtest.WriteFiles(t, dir, files)
 	return dir
 }
 

@@ -254,15 +254,12 @@ func Git(t testing.TB, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// Repo makes a git repository at dir with files committed on main.
-func Repo(t testing.TB, dir string, files map[string]string) string {
+// WriteFiles writes files into dir, each (a slash-separated name) with the
+// folders it needs, mode 0644.
+func WriteFiles(t testing.TB, dir string, files map[string]string) {
 	t.Helper()
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	Git(t, dir, "init", "-q", "-b", "main")
 	for name, body := range files {
-		p := filepath.Join(dir, name)
+		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -270,6 +267,16 @@ func Repo(t testing.TB, dir string, files map[string]string) string {
 			t.Fatal(err)
 		}
 	}
+}
+
+// Repo makes a git repository at dir with files committed on main.
+func Repo(t testing.TB, dir string, files map[string]string) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	Git(t, dir, "init", "-q", "-b", "main")
+	WriteFiles(t, dir, files)
 	Git(t, dir, "add", "-A")
 	Git(t, dir, "commit", "-q", "-m", "initial")
 	return dir
