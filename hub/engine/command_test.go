@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/hub-agents/hub/hub/engine"
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 	"github.com/hub-agents/hub/hub/proc"
 	"github.com/hub-agents/hub/internal/text"
 )
@@ -124,18 +124,8 @@ exit 3`)
 // does not hold RunCommand past the drain.
 func TestRunCommandSurvivorHoldsPipe(t *testing.T) {
 	dir := t.TempDir()
-	envBin, err := exec.LookPath("env")
-	if err != nil {
-		t.Fatal("no env on PATH")
-	}
-	setsid, err := exec.LookPath("setsid")
-	if err != nil {
-		t.Fatal("no setsid on PATH")
-	}
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Fatal(err)
-	}
+	bins := hubtest.Programs(t, "env", "setsid", "sleep")
+	envBin, setsid, sleep := bins[0], bins[1], bins[2]
 	t0 := time.Now()
 	r := engine.RunCommand(context.Background(), command(t, dir,
 		envBin+" -i "+setsid+" "+sleep+" 1000 & echo $! > pid; execed $!; echo out"))

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/hub-agents/hub/hub/internal/hubtest"
 )
 
 // The subreaper tests run in a child process (this test binary again, with
@@ -186,18 +188,8 @@ func alive(pid int) bool {
 
 func TestEndLeftoversUnderSubreaper(t *testing.T) {
 	dir := t.TempDir()
-	envBin, err := exec.LookPath("env")
-	if err != nil {
-		t.Fatal("no env on PATH")
-	}
-	setsid, err := exec.LookPath("setsid")
-	if err != nil {
-		t.Fatal("no setsid on PATH")
-	}
-	sleep, err := exec.LookPath("sleep")
-	if err != nil {
-		t.Fatal(err)
-	}
+	bins := hubtest.Programs(t, "env", "setsid", "sleep")
+	envBin, setsid, sleep := bins[0], bins[1], bins[2]
 	script := fmt.Sprintf(`export D=%s
 `+execed+`
 setsid sleep 1000 & echo $! > $D/setsid; execed $!

@@ -254,6 +254,21 @@ func Git(t testing.TB, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
+// Programs finds each program on PATH, in order, and fails the test
+// naming the first that is not there.
+func Programs(t testing.TB, names ...string) []string {
+	t.Helper()
+	paths := make([]string, len(names))
+	for i, name := range names {
+		p, err := exec.LookPath(name)
+		if err != nil {
+			t.Fatalf("no %s on PATH", name)
+		}
+		paths[i] = p
+	}
+	return paths
+}
+
 // WriteFiles writes files into dir, each (a slash-separated name) with the
 // folders it needs, mode 0644.
 func WriteFiles(t testing.TB, dir string, files map[string]string) {
