@@ -24,17 +24,7 @@ import (
 func TestFallbackAtStart(t *testing.T) {
 	ctx := hubtest.Deadline(t, 90*time.Second)
 	t.Setenv("HUB_MAX_RUNNING", "1")
-	dir := t.TempDir()
-	routing := filepath.Join(dir, "routing.json")
-	if err := os.WriteFile(routing, []byte(`{"mode":"legacy","order":["claude","builtin"]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HUB_ROUTING", routing)
-	fake := filepath.Join(dir, "claude")
-	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho 'claude 0.0.0 (fake)'\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HUB_CLAUDE", fake)
+	fake := claudeFirst(t)
 
 	u := scripted.Usage{Input: 100, Output: 10}
 	const verify = "grep -qx fixed bug.txt"
@@ -89,17 +79,7 @@ func TestFallbackAtStart(t *testing.T) {
 // the window resets, and route explain and engines say so with the source.
 func TestRouteReadsQuota(t *testing.T) {
 	ctx := hubtest.Deadline(t, 60*time.Second)
-	dir := t.TempDir()
-	routing := filepath.Join(dir, "routing.json")
-	if err := os.WriteFile(routing, []byte(`{"mode":"legacy","order":["claude","builtin"]}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HUB_ROUTING", routing)
-	fake := filepath.Join(dir, "claude")
-	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho 'claude 0.0.0 (fake)'\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("HUB_CLAUDE", fake)
+	claudeFirst(t)
 	b := newBuiltinWorld(t, ctx, wires[1], false, textTurn(scripted.Usage{}, "unused"))
 
 	explain := func() protocol.RouteExplainResult {
@@ -193,4 +173,23 @@ func TestFallbackWhenProviderRefuses(t *testing.T) {
 	if got := hubtest.Git(t, b.repo, "show", "hub/"+r.ID+":bug.txt"); got != "fixed" {
 		t.Errorf("bug.txt on the branch: %q", got)
 	}
+}
+
+// claudeFirst routes legacy, claude first then the built-in worker, with
+// a claude that only says its version (so its runs fail at once); it
+// returns that claude.
+func claudeFirst(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	routing := filepath.Join(dir, "routing.json")
+	if err := os.WriteFile(routing, []byte(`{"mode":"legacy","order":["claude","builtin"]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HUB_ROUTING", routing)
+	fake := filepath.Join(dir, "claude")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho 'claude 0.0.0 (fake)'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HUB_CLAUDE", fake)
+	return fake
 }
