@@ -87,12 +87,10 @@ func runGC(cmd *cobra.Command, ios *IO, p protocol.GCParams) error {
 	if err != nil {
 		return err
 	}
-	if ios.JSON {
-		if err := ios.printJSON(res); err != nil {
-			return err
-		}
-	} else {
+	if err := ios.show(res, func() {
 		printGC(ios, *res)
+	}); err != nil {
+		return err
 	}
 	if res.Failed > 0 {
 		return withCode(ExitError, fmt.Errorf("%d removals failed; what failed is still there", res.Failed))

@@ -388,11 +388,7 @@ func runDoctor(ctx context.Context, ios *IO, o *doctorOptions, explicit bool) er
 		problems++
 	}
 	rep.OK = problems == 0
-	if ios.JSON {
-		if err := ios.printJSON(rep); err != nil {
-			return err
-		}
-	} else {
+	if err := ios.show(rep, func() {
 		printChecks(ios, rep.Hub)
 		for _, r := range rep.Clients {
 			if !explicit && !r.SetUp {
@@ -413,6 +409,8 @@ func runDoctor(ctx context.Context, ios *IO, o *doctorOptions, explicit bool) er
 		default:
 			ios.printf("%d problems\n", problems)
 		}
+	}); err != nil {
+		return err
 	}
 	if !rep.OK {
 		return withCode(ExitError, nil)

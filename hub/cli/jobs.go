@@ -177,11 +177,7 @@ func newWaitCmd(ios *IO) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if ios.JSON {
-				if err := ios.printJSON(res); err != nil {
-					return err
-				}
-			} else {
+			if err := ios.show(res, func() {
 				for _, st := range res.Jobs {
 					ios.printf("%s\n", view.Line(st))
 				}
@@ -193,6 +189,8 @@ func newWaitCmd(ios *IO) *cobra.Command {
 						fmt.Fprintf(ios.ErrOut, "hint: answer with `hub reply %s TEXT`, then wait again\n", st.ID)
 					}
 				}
+			}); err != nil {
+				return err
 			}
 			return waitExit(*res)
 		},

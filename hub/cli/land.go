@@ -108,15 +108,13 @@ func landWait(cmd *cobra.Command, ios *IO, id string) error {
 // printLand prints a landing's outcome, a line per job then the whole, and
 // exits as landExit says.
 func printLand(ios *IO, res *protocol.LandResult) error {
-	if ios.JSON {
-		if err := ios.printJSON(res); err != nil {
-			return err
-		}
-	} else {
+	if err := ios.show(res, func() {
 		for _, it := range res.Jobs {
 			ios.printf("%s\n", view.LandItemLine(it))
 		}
 		ios.printf("%s\n", res.Line)
+	}); err != nil {
+		return err
 	}
 	return landExit(*res)
 }

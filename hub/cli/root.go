@@ -136,10 +136,15 @@ func answer[T any](ios *IO, res *T, err error, text func(*T)) error {
 	if err != nil {
 		return err
 	}
-	if ios.JSON {
-		return ios.printJSON(res)
+	return ios.show(res, func() { text(res) })
+}
+
+// show prints v as JSON with --json, else as text prints it.
+func (s *IO) show(v any, text func()) error {
+	if s.JSON {
+		return s.printJSON(v)
 	}
-	text(res)
+	text()
 	return nil
 }
 

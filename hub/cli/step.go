@@ -51,12 +51,10 @@ Exit 3 when the claim and the state disagree or the narration failed, 4 when
 			if err != nil {
 				return err
 			}
-			if ios.JSON {
-				if err := ios.printJSON(res); err != nil {
-					return err
-				}
-			} else {
+			if err := ios.show(res, func() {
 				ios.printf("%s\n(job %s, %s)\n", strings.TrimRight(res.Text, "\n"), res.ID, view.Cost(res.Cost.USD, res.Cost.Known))
+			}); err != nil {
+				return err
 			}
 			switch {
 			case !res.State.Terminal():
